@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every Debian package pragma builds, runs or tests with.
+# Idempotent: packages already present are left alone, and apt is only
+# consulted when something is missing.
+set -euo pipefail
+
+pkgs=(
+	build-essential cmake pkg-config git
+	gcc clang libomp-14-dev libclang-rt-14-dev
+	libcurl4-openssl-dev libjansson-dev libsqlite3-dev libcmocka-dev libseccomp-dev
+	binutils valgrind linux-perf
+	python3 python3-torch python3-numpy libopenblas0-pthread
+	libtcmalloc-minimal4
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+	echo "install-deps: all ${#pkgs[@]} packages present"
+	exit 0
+fi
+
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

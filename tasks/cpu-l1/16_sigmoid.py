@@ -1,0 +1,27 @@
+# pragma: category=activation
+"""Sigmoid activation, y = 1 / (1 + exp(-x))."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH = 16
+DIM = 1048576
+
+
+class Model(nn.Module):
+    """Applies the logistic sigmoid elementwise."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(x)
+
+
+def get_inputs():
+    x = torch.randn(BATCH, DIM)
+    return [x]
+
+
+def get_init_inputs():
+    return []
