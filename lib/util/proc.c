@@ -161,8 +161,8 @@ static void child_exec(struct pragma_child *c, const char *prog, char **env, int
 	execve(prog, (char *const *)c->argv, env);
 fail:
 	e = errno;
-	if (write(errpipe, &e, sizeof(e)) < 0)
-		; /* nothing to do: the parent sees EOF and a failed exit */
+	/* On a failed write the parent sees EOF and exit code 127. */
+	(void)!write(errpipe, &e, sizeof(e));
 	_exit(127);
 }
 
