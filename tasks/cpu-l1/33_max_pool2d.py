@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 16
+BATCH = 8
 CHANNELS = 64
 HEIGHT = 128
 WIDTH = 128

@@ -5,8 +5,8 @@ import torch.nn as nn
 
 BATCH = 16
 CHANNELS = 64
-HEIGHT = 192
-WIDTH = 192
+HEIGHT = 128
+WIDTH = 128
 KERNEL_SIZE = 3
 
 

@@ -5,7 +5,7 @@ import torch.nn as nn
 
 BATCH = 16
 FEATURES = 64
-SEQ_LEN = 16384
+SEQ_LEN = 8192
 KERNEL_SIZE = 8
 STRIDE = 2
 PADDING = 3

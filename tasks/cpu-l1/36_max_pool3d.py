@@ -5,9 +5,9 @@ import torch.nn as nn
 
 BATCH = 8
 CHANNELS = 16
-DIM1 = 48
-DIM2 = 48
-DIM3 = 48
+DIM1 = 40
+DIM2 = 40
+DIM3 = 40
 KERNEL_SIZE = 3
 STRIDE = 2
 PADDING = 1

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 16
+BATCH = 24
 DIM1 = 1024
 DIM2 = 1024
 REDUCE_DIM = 1

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 16
+BATCH = 24
 DIM1 = 256
 DIM2 = 4096
 REDUCE_DIM = 1
