@@ -1,0 +1,84 @@
+/*
+ * Tasks: what a kernel must compute (DESIGN 3.2).
+ *  - a KernelBench problem: a .py file run through the PyTorch bridge;
+ *  - a native C task: a folder with task.json and reference.c.
+ * Loading reads metadata only; reference data (inputs and expected outputs
+ * per seed) comes from pragma_ref_ensure() in refdata.h.
+ */
+#ifndef PRAGMA_TASK_H
+#define PRAGMA_TASK_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "pragma/err.h"
+#include "pragma/kernel.h"
+
+enum pragma_task_kind { PRAGMA_TASK_KERNELBENCH, PRAGMA_TASK_NATIVE };
+
+struct pragma_tensor_spec {
+	char name[128];
+	char role[8];            /* input, param, buffer, output */
+	enum pk_dtype dtype;
+	int ndim;
+	int64_t shape[PK_MAX_DIMS];
+	json_t *init;            /* native tasks: the init distribution (borrowed from meta) */
+};
+
+struct pragma_task {
+	enum pragma_task_kind kind;
+	char *path;              /* the .py file or the task folder, as given */
+	char *name, *category, *description;
+	char *source;            /* what the user wrote: the problem .py or reference.c */
+	char *source_name;       /* "model.py", "reference.c" */
+	struct pragma_tensor_spec *inputs, *outputs;
+	int n_inputs, n_outputs;
+	double flops;            /* < 0: unknown */
+	char flops_method[32];
+	double bytes;            /* minimal bytes: inputs read once, outputs written once */
+	double atol, rtol;       /* tolerance for float outputs */
+	char **overrides;        /* "NAME=VALUE", as given to --set */
+	int n_overrides;
+	char content_hash[65];   /* files + overrides + runtime versions */
+	char runtime[128];       /* reference runtime: "torch 1.13.0a0 python 3.11.2" or "gcc 12.2.0" */
+	int has_baseline_c;      /* native: ships baseline.c */
+	json_t *meta;            /* bridge info or task.json (owned) */
+};
+
+/* Load a task from a path: a .py file (KernelBench) or a folder with
+ * task.json. overrides are "NAME=VALUE" strings (--set). For KernelBench
+ * problems this runs the bridge's `info` once and caches the answer.
+ * Errors: PRAGMA_E_INPUT with what is wrong and where (file:line) for a
+ * malformed task; PRAGMA_E_ENV when python/torch or a compiler is missing. */
+int pragma_task_load(const char *path, const char *const *overrides, int n_overrides,
+		     struct pragma_task *t, struct pragma_err *err);
+void pragma_task_release(struct pragma_task *t);
+
+/* Cheap facts for listing, without running anything: name, category,
+ * description. */
+struct pragma_task_brief {
+	char path[4096];
+	char name[128];
+	char category[32];
+	char kind[16];           /* "kernelbench" or "native" */
+	char description[256];
+};
+/* All tasks directly under dir (*.py files and folders with task.json),
+ * sorted by path. *out is malloc'ed. */
+int pragma_task_scan(const char *dir, struct pragma_task_brief **out, int *n, struct pragma_err *err);
+int pragma_task_brief(const char *path, struct pragma_task_brief *b, struct pragma_err *err);
+
+/* Resolve a task argument: a path, or a name found in the built-in suites
+ * (tasks/cpu-l1/<name>.py, tasks/c/<name>). */
+int pragma_task_resolve(const char *arg, char **path, struct pragma_err *err);
+
+/* The paper's six categories. */
+int pragma_category_valid(const char *c);
+
+/* JSON view (for `tasks show --json` and results). */
+json_t *pragma_task_json(const struct pragma_task *t);
+
+/* Integer expression over a task's sizes ("N*M+1"); 0 or -1 with err. */
+int pragma_size_expr(const char *expr, json_t *sizes, int64_t *out, struct pragma_err *err);
+
+#endif

@@ -1,0 +1,163 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pragma/build.h"
+#include "pragma/fs.h"
+#include "pragma/hash.h"
+#include "pragma/log.h"
+#include "pragma/proc.h"
+
+static const char *compiler_of(const struct pragma_build_opts *o)
+{
+	const char *cc = o && o->compiler ? o->compiler : getenv("PRAGMA_CC");
+
+	return cc && *cc ? cc : "gcc";
+}
+
+const char *pragma_compiler_version(const char *compiler)
+{
+	static char cache[4][96];
+	static char names[4][32];
+	const char *argv[] = { compiler, "-dumpversion", NULL };
+	struct pragma_child c = PRAGMA_CHILD_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	int slot = -1;
+
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(names[i], compiler))
+			return cache[i];
+	for (int i = 0; i < 4 && slot < 0; i++)
+		if (!names[i][0])
+			slot = i;
+	if (slot < 0)
+		slot = 0;
+	snprintf(names[slot], sizeof(names[slot]), "%s", compiler);
+	snprintf(cache[slot], sizeof(cache[slot]), "%s unknown", compiler);
+	c.argv = argv;
+	c.timeout_ms = 10000;
+	if (pragma_child_run(&c, &e) == 0 && c.exited && !c.exit_code) {
+		pragma_buf_rtrim(&c.out);
+		snprintf(cache[slot], sizeof(cache[slot]), "%s %s", compiler, c.out.data);
+	}
+	pragma_child_release(&c);
+	return cache[slot];
+}
+
+int pragma_build_so(const char *src_path, const char *out_so, const struct pragma_build_opts *o,
+		    struct pragma_buf *log, struct pragma_err *err)
+{
+	struct pragma_buf root = PRAGMA_BUF_INIT, inc = PRAGMA_BUF_INIT, inc2 = PRAGMA_BUF_INIT;
+	struct pragma_child c = PRAGMA_CHILD_INIT;
+	const char *argv[96];
+	const char *cc = compiler_of(o);
+	int n = 0, ret = -1;
+	char st[64];
+
+	if (pragma_data_path("include", &root, err) < 0)
+		return -1;
+	/* Both <pragma/kernel.h> and "kernel.h" work in a candidate. */
+	pragma_buf_addf(&inc, "-I%s", root.data);
+	pragma_buf_addf(&inc2, "-I%s/pragma", root.data);
+	pragma_buf_release(&root);
+	argv[n++] = cc;
+	argv[n++] = "-O3";
+	argv[n++] = "-march=native";
+	if (o && o->no_avx512)
+		argv[n++] = "-mno-avx512f";
+	argv[n++] = "-fopenmp";
+	argv[n++] = "-fPIC";
+	argv[n++] = "-shared";
+	argv[n++] = "-g";
+	argv[n++] = "-fno-gnu-unique";
+	argv[n++] = inc.data;
+	argv[n++] = inc2.data;
+	for (int i = 0; o && o->flags && o->flags[i] && n < 80; i++)
+		argv[n++] = o->flags[i];
+	argv[n++] = src_path;
+	argv[n++] = "-o";
+	argv[n++] = out_so;
+	argv[n++] = "-lm";
+	argv[n] = NULL;
+	c.argv = argv;
+	c.timeout_ms = o && o->timeout_ms ? o->timeout_ms : 120000;
+	c.out_cap = c.err_cap = 256 << 10;
+	if (pragma_child_run(&c, err) < 0) {
+		pragma_err_hint(err, "install gcc/clang (scripts/install-deps.sh) or set PRAGMA_CC");
+		goto out;
+	}
+	if (log) {
+		pragma_buf_add(log, c.out.data, c.out.len);
+		pragma_buf_add(log, c.err.data, c.err.len);
+		if (c.err_truncated)
+			pragma_buf_adds(log, "\n[compiler output truncated]\n");
+	}
+	if (!c.exited || c.exit_code) {
+		const char *first = strstr(c.err.data, "error");
+		char line[400] = "";
+		if (first) {
+			const char *bol = first;
+			while (bol > c.err.data && bol[-1] != '\n')
+				bol--;
+			size_t k = strcspn(bol, "\n");
+			snprintf(line, sizeof(line), "%.*s", (int)(k < 399 ? k : 399), bol);
+		}
+		pragma_err_set(err, PRAGMA_E_NEGATIVE, "compile failed (%s)%s%s",
+			       pragma_child_status_str(&c, st, sizeof(st)), *line ? ": " : "", line);
+		goto out;
+	}
+	ret = 0;
+out:
+	pragma_child_release(&c);
+	pragma_buf_release(&inc);
+	pragma_buf_release(&inc2);
+	return ret;
+}
+
+int pragma_build_cached(const char *src_path, const struct pragma_build_opts *o, struct pragma_buf *so_path,
+			struct pragma_err *err)
+{
+	struct pragma_buf src = PRAGMA_BUF_INIT, dir = PRAGMA_BUF_INIT, tmp = PRAGMA_BUF_INIT;
+	struct pragma_sha256 h;
+	const char *cc = compiler_of(o);
+	const char *ver = pragma_compiler_version(cc);
+	char hex[65];
+	int ret = -1;
+
+	if (pragma_read_file(src_path, &src, 64 << 20, err) < 0)
+		return -1;
+	pragma_sha256_init(&h);
+	pragma_sha256_field(&h, src.data, src.len);
+	pragma_sha256_field(&h, ver, strlen(ver));
+	pragma_sha256_field(&h, o && o->no_avx512 ? "noavx512" : "native", o && o->no_avx512 ? 8 : 6);
+	for (int i = 0; o && o->flags && o->flags[i]; i++)
+		pragma_sha256_field(&h, o->flags[i], strlen(o->flags[i]));
+	pragma_sha256_hex(&h, hex);
+	if (pragma_cache_dir(&dir, err) < 0)
+		goto out;
+	pragma_buf_adds(&dir, "/build");
+	if (pragma_mkdir_p(dir.data, 0755, err) < 0)
+		goto out;
+	pragma_buf_reset(so_path);
+	pragma_buf_addf(so_path, "%s/%s.so", dir.data, hex);
+	if (pragma_path_exists(so_path->data)) {
+		ret = 0;
+		goto out;
+	}
+	pragma_buf_addf(&tmp, "%s/.tmp-%s-%d.so", dir.data, hex, (int)getpid());
+	if (pragma_build_so(src_path, tmp.data, o, NULL, err) < 0)
+		goto out;
+	if (rename(tmp.data, so_path->data) < 0) {
+		pragma_err_set(err, PRAGMA_E_INTERNAL, "cannot store %s", so_path->data);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (tmp.len)
+		unlink(tmp.data);
+	pragma_buf_release(&src);
+	pragma_buf_release(&dir);
+	pragma_buf_release(&tmp);
+	return ret;
+}
