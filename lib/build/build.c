@@ -20,7 +20,7 @@ const char *pragma_compiler_version(const char *compiler)
 {
 	static char cache[4][96];
 	static char names[4][32];
-	const char *argv[] = { compiler, "-dumpversion", NULL };
+	const char *argv[] = { compiler, "-dumpfullversion", NULL };
 	struct pragma_child c = PRAGMA_CHILD_INIT;
 	struct pragma_err e = PRAGMA_ERR_INIT;
 	int slot = -1;
@@ -35,11 +35,16 @@ const char *pragma_compiler_version(const char *compiler)
 		slot = 0;
 	snprintf(names[slot], sizeof(names[slot]), "%s", compiler);
 	snprintf(cache[slot], sizeof(cache[slot]), "%s unknown", compiler);
-	c.argv = argv;
-	c.timeout_ms = 10000;
-	if (pragma_child_run(&c, &e) == 0 && c.exited && !c.exit_code) {
-		pragma_buf_rtrim(&c.out);
-		snprintf(cache[slot], sizeof(cache[slot]), "%s %s", compiler, c.out.data);
+	/* gcc's -dumpversion may say just "12"; clang lacks -dumpfullversion. */
+	for (int k = 0; k < 2; k++) {
+		argv[1] = k ? "-dumpversion" : "-dumpfullversion";
+		c.argv = argv;
+		c.timeout_ms = 10000;
+		if (pragma_child_run(&c, &e) == 0 && c.exited && !c.exit_code) {
+			pragma_buf_rtrim(&c.out);
+			snprintf(cache[slot], sizeof(cache[slot]), "%s %s", compiler, c.out.data);
+			break;
+		}
 	}
 	pragma_child_release(&c);
 	return cache[slot];
