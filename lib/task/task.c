@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "pragma/bridge.h"
+#include "pragma/build.h"
 #include "pragma/buf.h"
 #include "pragma/fs.h"
 #include "pragma/hash.h"
@@ -363,23 +364,6 @@ static int apply_overrides_native(json_t *sizes, const char *const *ov, int n, s
 	return 0;
 }
 
-static int compiler_version(char *out, size_t len)
-{
-	const char *argv[] = { getenv("PRAGMA_CC") ? getenv("PRAGMA_CC") : "gcc", "-dumpfullversion", NULL };
-	struct pragma_child c = PRAGMA_CHILD_INIT;
-	struct pragma_err e = PRAGMA_ERR_INIT;
-
-	c.argv = argv;
-	c.timeout_ms = 10000;
-	snprintf(out, len, "%s unknown", argv[0]);
-	if (pragma_child_run(&c, &e) == 0 && c.exited && !c.exit_code) {
-		pragma_buf_rtrim(&c.out);
-		snprintf(out, len, "%s %s", argv[0], c.out.data);
-	}
-	pragma_child_release(&c);
-	return 0;
-}
-
 static void hash_overrides(struct pragma_sha256 *h, const struct pragma_task *t)
 {
 	/* Sorted, so --set A=1 --set B=2 and the reverse share reference data. */
@@ -496,7 +480,8 @@ static int load_native(const char *dir, struct pragma_task *t, struct pragma_err
 			goto out;
 		pragma_sha256_field(&h, text.data, text.len);
 	}
-	compiler_version(t->runtime, sizeof(t->runtime));
+	snprintf(t->runtime, sizeof(t->runtime), "%s",
+		 pragma_compiler_version(getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ? getenv("PRAGMA_CC") : "gcc"));
 	pragma_sha256_field(&h, t->runtime, strlen(t->runtime));
 	hash_overrides(&h, t);
 	pragma_sha256_hex(&h, t->content_hash);
