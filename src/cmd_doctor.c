@@ -1,9 +1,282 @@
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "cli.h"
+#include "opts.h"
+#include "pragma/bridge.h"
+#include "pragma/build.h"
+#include "pragma/fs.h"
+#include "pragma/proc.h"
+
+static const char usage[] =
+	"usage: pragma doctor [--json]\n"
+	"\n"
+	"Checks what pragma needs and what works on this machine: compilers, the\n"
+	"PyTorch baseline (torch, its BLAS, tcmalloc), the harness, sandboxing\n"
+	"(seccomp, Landlock), profilers (perf counters, valgrind), CUDA (nvcc, ncu)\n"
+	"and the LLM configuration. Each line says ok, warn or fail, with a hint.\n"
+	"Exit 0 when everything required works, 3 when something required is missing.\n";
+
+struct report {
+	json_t *checks;
+	int failed;
+	int json;
+};
+
+static void check(struct report *r, const char *name, const char *level, int required, const char *detail,
+		  const char *hint)
+{
+	json_t *c = json_pack("{s:s, s:s, s:b, s:s}", "name", name, "status", level, "required", required, "detail",
+			      detail ? detail : "");
+	if (hint && *hint)
+		json_object_set_new(c, "hint", json_string(hint));
+	json_array_append_new(r->checks, c);
+	if (required && !strcmp(level, "fail"))
+		r->failed = 1;
+	if (!r->json) {
+		printf("%-5s %-22s %s\n", level, name, detail ? detail : "");
+		if (hint && *hint && strcmp(level, "ok"))
+			printf("      %-22s Hint: %s\n", "", hint);
+	}
+}
+
+/* First line of a command's output, or NULL. */
+static int first_line(const char *const *argv, char *out, size_t len)
+{
+	struct pragma_child c = PRAGMA_CHILD_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	int ok = 0;
+
+	c.argv = argv;
+	c.timeout_ms = 20000;
+	if (pragma_child_run(&c, &e) == 0 && c.exited && c.exit_code == 0) {
+		const char *s = c.out.len ? c.out.data : c.err.data;
+		size_t n = strcspn(s, "\n");
+		snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), s);
+		ok = 1;
+	}
+	pragma_child_release(&c);
+	return ok;
+}
+
+static void check_compilers(struct report *r)
+{
+	struct pragma_buf p = PRAGMA_BUF_INIT;
+	char d[256];
+
+	if (pragma_which("gcc", &p)) {
+		snprintf(d, sizeof(d), "%s (%s)", pragma_compiler_version("gcc"), p.data);
+		check(r, "compiler gcc", "ok", 1, d, NULL);
+	} else {
+		check(r, "compiler gcc", "fail", 1, "not found", "apt-get install gcc (scripts/install-deps.sh)");
+	}
+	if (pragma_which("clang", &p)) {
+		snprintf(d, sizeof(d), "%s (%s)", pragma_compiler_version("clang"), p.data);
+		check(r, "compiler clang", "ok", 0, d, NULL);
+	} else {
+		check(r, "compiler clang", "warn", 0, "not found (optional: --cc clang)", "apt-get install clang");
+	}
+	pragma_buf_release(&p);
+}
+
+static void check_torch(struct report *r)
+{
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	char v[160], d[512];
+	json_t *res = NULL;
+	const char *args[] = { "versions", NULL };
+
+	if (pragma_bridge_versions(v, sizeof(v), &e) < 0) {
+		check(r, "pytorch", "fail", 0, e.msg, e.hint);
+		return;
+	}
+	snprintf(d, sizeof(d), "%s (%s)", v, pragma_bridge_python());
+	check(r, "pytorch", "ok", 0, d, NULL);
+	if (pragma_bridge_run(args, 1, 120000, &res, &e) < 0) {
+		check(r, "pytorch blas", "fail", 0, e.msg, e.hint);
+		return;
+	}
+	const char *blas = json_string_value(json_object_get(res, "blas"));
+	const char *alloc = json_string_value(json_object_get(res, "allocator"));
+	int openblas = blas && strstr(blas, "openblas");
+	snprintf(d, sizeof(d), "%s", blas ? blas : "none found");
+	check(r, "pytorch blas", openblas ? "ok" : "warn", 0, d,
+	      openblas ? NULL : "apt-get install libopenblas0-pthread: without it matmul baselines run ~30x slower");
+	snprintf(d, sizeof(d), "%s", alloc ? alloc : "?");
+	check(r, "baseline allocator", alloc && !strcmp(alloc, "tcmalloc") ? "ok" : "warn", 0, d,
+	      "apt-get install libtcmalloc-minimal4: glibc malloc gives torch fresh pages on every call (DESIGN 3.3)");
+	json_decref(res);
+}
+
+static void check_harness(struct report *r)
+{
+	struct pragma_buf exe = PRAGMA_BUF_INIT, h = PRAGMA_BUF_INIT;
+
+	if (getenv("PRAGMA_HARNESS"))
+		pragma_buf_adds(&h, getenv("PRAGMA_HARNESS"));
+	else if (pragma_exe_dir(&exe) == 0)
+		pragma_buf_addf(&h, "%s/pragma-harness", exe.data);
+	if (h.len && access(h.data, X_OK) == 0)
+		check(r, "harness", "ok", 1, h.data, NULL);
+	else
+		check(r, "harness", "fail", 1, h.len ? h.data : "not found", "build pragma-harness next to pragma");
+	pragma_buf_release(&exe);
+	pragma_buf_release(&h);
+}
+
+static void check_sandbox(struct report *r)
+{
+	const struct scmp_version *v = seccomp_version();
+	char d[256];
+	long abi;
+
+	snprintf(d, sizeof(d), "libseccomp %u.%u.%u, kernel API level %d", v->major, v->minor, v->micro,
+		 seccomp_api_get());
+	check(r, "seccomp", seccomp_api_get() > 0 ? "ok" : "fail", 0, d,
+	      "the kernel lacks seccomp filters: candidates cannot be confined");
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
+	abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
+	if (abi > 0) {
+		snprintf(d, sizeof(d), "ABI version %ld", abi);
+		check(r, "landlock", "ok", 0, d, NULL);
+	} else {
+		snprintf(d, sizeof(d), "unavailable (%s)", strerror(errno));
+		check(r, "landlock", "warn", 0, d,
+		      "boot with lsm=landlock,... (Linux 5.13+): without it the harness cannot be kept from reading files; "
+		      "every verdict says so");
+	}
+}
+
+static void check_perf(struct report *r)
+{
+	struct perf_event_attr a;
+	char d[256], par[32] = "?";
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	long fd;
+
+	if (f) {
+		if (!fgets(par, sizeof(par), f))
+			snprintf(par, sizeof(par), "?");
+		par[strcspn(par, "\n")] = '\0';
+		fclose(f);
+	}
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_INSTRUCTIONS;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	if (fd >= 0) {
+		close((int)fd);
+		snprintf(d, sizeof(d), "hardware counters available (perf_event_paranoid=%s)", par);
+		check(r, "perf counters", "ok", 0, d, NULL);
+	} else {
+		int e = errno;
+		snprintf(d, sizeof(d), "no hardware counters: %s (perf_event_paranoid=%s)", strerror(e), par);
+		check(r, "perf counters", "warn", 0, d,
+		      e == EACCES || e == EPERM ? "lower /proc/sys/kernel/perf_event_paranoid (e.g. sysctl kernel.perf_event_paranoid=1)"
+						: "this machine (a VM?) exposes no PMU; the sim and static collectors profile instead");
+	}
+	const char *vg[] = { "valgrind", "--version", NULL };
+	if (first_line(vg, d, sizeof(d)))
+		check(r, "valgrind", "ok", 0, d, NULL);
+	else
+		check(r, "valgrind", "warn", 0, "not found", "apt-get install valgrind (the sim collector needs it)");
+	const char *od[] = { "objdump", "--version", NULL };
+	if (first_line(od, d, sizeof(d)))
+		check(r, "objdump", "ok", 0, d, NULL);
+	else
+		check(r, "objdump", "warn", 0, "not found", "apt-get install binutils (the static collector needs it)");
+}
+
+static void check_cuda(struct report *r)
+{
+	struct pragma_buf p = PRAGMA_BUF_INIT;
+	char d[256];
+	const char *nvcc = pragma_which("nvcc", &p) ? p.data
+			   : access("/usr/local/cuda/bin/nvcc", X_OK) == 0 ? "/usr/local/cuda/bin/nvcc" : NULL;
+
+	if (nvcc) {
+		const char *argv[] = { nvcc, "--version", NULL };
+		struct pragma_child c = PRAGMA_CHILD_INIT;
+		struct pragma_err e = PRAGMA_ERR_INIT;
+		const char *rel = NULL;
+		c.argv = argv;
+		c.timeout_ms = 20000;
+		if (pragma_child_run(&c, &e) == 0)
+			rel = strstr(c.out.data, "release ");
+		snprintf(d, sizeof(d), "%s (%.*s)", nvcc, rel ? (int)strcspn(rel, ",\n") : 7, rel ? rel : "unknown");
+		check(r, "cuda nvcc", "ok", 0, d, NULL);
+		pragma_child_release(&c);
+	} else {
+		check(r, "cuda nvcc", "warn", 0, "not found", "install the CUDA toolkit for --backend cuda");
+	}
+	if (access("/dev/nvidia0", F_OK) == 0)
+		check(r, "cuda device", "ok", 0, "/dev/nvidia0 present", NULL);
+	else
+		check(r, "cuda device", "warn", 0, "no CUDA device", "GPU candidates compile here but cannot run or be profiled");
+	if (pragma_which("ncu", &p) || access("/usr/local/cuda/bin/ncu", X_OK) == 0)
+		check(r, "cuda ncu", "ok", 0, "Nsight Compute found", NULL);
+	else
+		check(r, "cuda ncu", "warn", 0, "not found", "install Nsight Compute for GPU profiles");
+	pragma_buf_release(&p);
+}
+
+static void check_llm(struct report *r)
+{
+	const char *spec = getenv("PRAGMA_LLM");
+	char d[256];
+
+	if (spec && *spec) {
+		snprintf(d, sizeof(d), "PRAGMA_LLM=%s", spec);
+		check(r, "llm", "ok", 0, d, "'pragma llm ping' sends a test request");
+	} else {
+		check(r, "llm", "warn", 0, "no model configured (PRAGMA_LLM or --llm)",
+		      "e.g. PRAGMA_LLM=openai:gpt-4o with PRAGMA_LLM_API_KEY, or anthropic:MODEL, or exec:COMMAND");
+	}
+}
 
 int cmd_doctor(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "pragma: 'doctor' is not built yet\n");
-	return 3;
+	struct report r = { .checks = json_array() };
+	struct cli_opts o;
+	struct pragma_buf cache = PRAGMA_BUF_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	int rc;
+
+	if (cli_wants_help(argc, argv)) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if ((rc = cli_parse(argc, argv, &o, NULL, NULL)))
+		return rc;
+	r.json = o.json;
+	check_compilers(&r);
+	check_harness(&r);
+	check_torch(&r);
+	check_sandbox(&r);
+	check_perf(&r);
+	check_cuda(&r);
+	check_llm(&r);
+	if (pragma_cache_dir(&cache, &e) == 0)
+		check(&r, "cache dir", "ok", 1, cache.data, NULL);
+	else
+		check(&r, "cache dir", "fail", 1, e.msg, "set PRAGMA_CACHE_DIR to a writable directory");
+	pragma_buf_release(&cache);
+	if (o.json)
+		cli_print_json(json_pack("{s:s, s:o}", "status", r.failed ? "fail" : "ok", "checks", r.checks));
+	else {
+		json_decref(r.checks);
+		printf("\n%s\n", r.failed ? "something required is missing (see 'fail' lines)" : "everything required works");
+	}
+	return r.failed ? 3 : 0;
 }
