@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Tasks and baselines through the CLI, as a user runs them.
+. "$(dirname "$0")/lib.bash"
+F=$PRAGMA_TEST_DATA/fixtures
+
+expect_exit 0 "tasks list --json" -- $PRAGMA tasks list --json
+jcheck "at least 44 KernelBench and 4 native tasks" \
+	"sum(t['kind']=='kernelbench' for t in j['tasks']) >= 44 and sum(t['kind']=='native' for t in j['tasks']) >= 4"
+jcheck "all six categories present" \
+	"{t['category'] for t in j['tasks']} >= {'matmul','activation','normalization','pooling_reduction','conv','others'}"
+
+expect_exit 0 "tasks show a KernelBench fixture" -- $PRAGMA tasks show $F/kb/small_relu.py --json
+jcheck "inputs, outputs, FLOPs and bytes" \
+	"j['inputs'][0]['shape']==[8,4096] and j['outputs'][0]['dtype']=='float32' and j['flops']==8*4096 and j['bytes']==2*8*4096*4 and j['category']=='activation'"
+expect_exit 0 "tasks show --set overrides a constant" -- $PRAGMA tasks show $F/kb/small_relu.py --set N=1024 --json
+jcheck "override changes the shape" "j['inputs'][0]['shape']==[8,1024] and j['overrides']==['N=1024']"
+expect_exit 0 "tasks show a built-in conv task" -- $PRAGMA tasks show 47_conv2d_pointwise --json
+jcheck "conv has its weight as an input and a FLOP count" \
+	"any(i['role']=='param' for i in j['inputs']) and j['flops'] > 0 and j['category']=='conv'"
+
+expect_exit 2 "syntax error in a problem" -- $PRAGMA tasks show $F/kb/syntax_error.py
+grep_err "says file and line" "syntax_error.py:4"
+expect_exit 2 "problem without get_inputs" -- $PRAGMA tasks show $F/kb/no_get_inputs.py
+grep_err "names the missing function" "get_inputs"
+expect_exit 2 "random forward (dropout) refused" -- $PRAGMA tasks show $F/kb/dropout.py
+grep_err "says why" "random|[Dd]ropout"
+expect_exit 2 "malformed task.json" -- $PRAGMA tasks show $F/tasks/bad_json --json
+jcheck "JSON error object" "j['status']=='error' and 'task.json:4' in j['message']"
+expect_exit 2 "unknown task" -- $PRAGMA tasks show no_such_task_anywhere
+grep_err "hint to list tasks" "pragma tasks list"
+expect_exit 2 "bad --set" -- $PRAGMA baseline $F/tasks/good_native --set Q=3
+expect_exit 2 "unknown flag" -- $PRAGMA baseline $F/tasks/good_native --frobnicate
+
+expect_exit 0 "baseline of a KernelBench problem" -- $PRAGMA baseline $F/kb/small_relu.py --reps 5 --warmup 1 --json
+jcheck "median and protocol recorded" \
+	"j['status']=='ok' and j['kind']=='pytorch' and j['stats']['median']>0 and j['stats']['count']==5 and j['config']['protocol']['cold'] and j['config']['protocol']['input_sets']==5"
+NPROC=$(nproc)
+jcheck "threads = cores, OpenBLAS, tcmalloc" \
+	"j['config']['threads']==$NPROC and 'openblas' in j['config']['blas'] and j['config']['allocator']=='tcmalloc'"
+
+expect_exit 0 "cache holds 5 reference sets" -- $PRAGMA cache --json
+jcheck "5 entries" "j['reference_entries']==5 and j['reference_bytes']>0"
+
+expect_exit 0 "baseline of a native task" -- $PRAGMA baseline $F/tasks/good_native --reps 5 --json
+jcheck "native baseline is the C reference" \
+	"j['kind']=='c-reference' and j['stats']['median']>0 and j['config']['source']=='reference.c'"
+expect_exit 0 "human output" -- $PRAGMA baseline $F/tasks/good_native --reps 3 --sets 2
+if out | grep -q "median"; then ok "human output has a median"; else bad "no median in human output"; fi
+
+expect_exit 0 "cache prune to zero" -- $PRAGMA cache prune --max 0 --json
+jcheck "everything evicted" "j['entries_left']==0 and j['freed_bytes']>0"
+expect_exit 0 "cache clear" -- $PRAGMA cache clear --json
+
+finish
