@@ -2,7 +2,7 @@
 set -u
 : "${PRAGMA:?PRAGMA must point at the pragma binary}"
 : "${PRAGMA_TEST_DATA:?}"
-export PRAGMA_CACHE_DIR=${PRAGMA_CACHE_DIR:-$(mktemp -d /tmp/pragma-e2e-XXXXXX)}
+export PRAGMA_CACHE_DIR=$(mktemp -d /tmp/pragma-e2e-XXXXXX)
 export XDG_CONFIG_HOME=$(mktemp -d /tmp/pragma-e2e-cfg-XXXXXX)
 trap 'rm -rf "$PRAGMA_CACHE_DIR" "$XDG_CONFIG_HOME"' EXIT
 PY=/usr/bin/python3
