@@ -33,6 +33,6 @@ def h(x):
     for u, d in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
         if x >= d: return "%.2f%s" % (x / d, u)
     return "%.0f" % x
-print("| %s | %s | %s | %s | %.3f | %.1f | %.3f | %s | %sB |" % (j["task"], j["kind"], j["category"], j["config"].get("source", "pytorch"),
+print("| %s | %s | %s | %s | %.3f | %.1f | %.3f | %s | %sB |" % (j["task"], j["task_kind"], j["category"], j["config"].get("source", "pytorch"),
       s["median"], 100 * s["stdev"] / s["mean"] if s["mean"] else 0, s["min"], h(fl), h(j["bytes"])))'
 done

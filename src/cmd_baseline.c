@@ -111,9 +111,9 @@ int cmd_baseline(int argc, char **argv)
 	}
 
 	if (o.json) {
-		json_t *res = json_pack("{s:s, s:s, s:s, s:s}", "status", "ok", "task", t.name, "kind",
+		json_t *res = json_pack("{s:s, s:s, s:s, s:s}", "status", "ok", "task", t.name, "task_kind",
 					t.kind == PRAGMA_TASK_NATIVE ? "native" : "kernelbench", "category", t.category);
-		json_object_update(res, pragma_baseline_json(&b));
+		json_object_update_new(res, pragma_baseline_json(&b));
 		json_object_set_new(res, "flops", t.flops >= 0 ? json_real(t.flops) : json_null());
 		json_object_set_new(res, "bytes", json_real(t.bytes));
 		if (b.stats.median > 0) {
