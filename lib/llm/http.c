@@ -325,8 +325,9 @@ enum pragma_llm_fail llm_http_perform(struct pragma_llm *c, struct llm_http *h, 
 	rc = curl_easy_perform(e);
 	h->ms = llm_now_ms() - h->t_start;
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &h->status);
-	/* A final SSE line without a newline still counts. */
-	if (h->sse && h->line.len && !h->malformed) {
+	/* A final SSE line without a newline still counts, on a clean end only
+	 * (after a reset it is a fragment). */
+	if (rc == CURLE_OK && h->sse && h->line.len && !h->malformed) {
 		sse_line(h, h->line.data, h->line.len);
 		pragma_buf_reset(&h->line);
 	}
