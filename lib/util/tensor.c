@@ -97,7 +97,8 @@ int pragma_tensor_alloc(struct pragma_tensor *t, enum pk_dtype dtype, int ndim, 
 		return pragma_err_set(err, PRAGMA_E_INPUT, "tensor too large");
 	t->dtype = dtype;
 	t->ndim = ndim;
-	memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+	if (ndim)
+		memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
 	t->nbytes = (size_t)n * es;
 	if (t->nbytes) {
 		size_t alloc = (t->nbytes + 63) & ~(size_t)63;
