@@ -1,0 +1,55 @@
+/*
+ * The run store (DESIGN 3.8): one SQLite file (WAL) with everything needed to
+ * resume a run and to report it — runs, attempts, LLM calls.
+ * Default path ./.pragma/pragma.db; artifacts under ./.pragma/runs/<run>/.
+ * Every write is its own transaction, so a process killed at any point
+ * loses at most what it was writing.
+ */
+#ifndef PRAGMA_STORE_H
+#define PRAGMA_STORE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "pragma/err.h"
+
+struct pragma_store;
+
+/* Open (creating the file, its directory and the schema as needed). */
+int pragma_store_open(struct pragma_store **out, const char *path, struct pragma_err *err);
+void pragma_store_close(struct pragma_store *s);
+const char *pragma_store_path(const struct pragma_store *s);
+
+/* A new run id: "r" + UTC date-time + 4 random hex digits. */
+void pragma_store_new_run_id(char out[48]);
+
+/* Runs. fields is a JSON object with any of: task_path, task_name, category,
+ * task_kind, task_hash, mode, llm, status, config, machine, baseline,
+ * best_attempt, best_speedup, best_time_ms, suite_id, usage, summary
+ * (objects are stored as JSON text). */
+int pragma_store_run_create(struct pragma_store *s, const char *run_id, json_t *fields, struct pragma_err *err);
+int pragma_store_run_update(struct pragma_store *s, const char *run_id, json_t *fields, struct pragma_err *err);
+/* The run with its attempts (ordered) and LLM-call totals; NULL when absent
+ * (err: PRAGMA_E_INPUT "no run ..."). A unique prefix of the id works. */
+json_t *pragma_store_run_get(struct pragma_store *s, const char *run_id, struct pragma_err *err);
+/* Runs, newest first (limit 0: all); suite_id NULL: any. */
+json_t *pragma_store_runs(struct pragma_store *s, const char *suite_id, int limit, struct pragma_err *err);
+
+/* Attempts: (run, n, candidate) is the key; put inserts or replaces. fields:
+ * status, message, code, flags, tunables, compile_log, time_ms, time_stats,
+ * speedup, speedup_spread, metrics, diagnosis, conductor, coder_reply,
+ * is_best, stage. */
+int pragma_store_attempt_put(struct pragma_store *s, const char *run_id, int n, int candidate, json_t *fields,
+			     struct pragma_err *err);
+
+/* LLM calls. fields: attempt, role, provider, model, prompt_tokens,
+ * completion_tokens, reasoning_tokens, estimated, cost, latency_ms,
+ * request_hash, cached, status, prompt, reply, reasoning, retries. */
+int pragma_store_llm_call(struct pragma_store *s, const char *run_id, json_t *fields, struct pragma_err *err);
+
+/* Export the run's answered LLM calls as a replay recording (JSON Lines, the
+ * format of pragma_llm_record_append). Returns the number of calls written. */
+int pragma_store_export_replay(struct pragma_store *s, const char *run_id, const char *path,
+			       struct pragma_err *err);
+
+#endif

@@ -1,0 +1,535 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pragma/buf.h"
+#include "pragma/fs.h"
+#include "pragma/store.h"
+
+struct pragma_store {
+	sqlite3 *db;
+	char *path;
+};
+
+enum coltype { C_TEXT, C_JSON, C_INT, C_REAL };
+
+struct col {
+	const char *name;
+	enum coltype type;
+};
+
+static const struct col run_cols[] = {
+	{ "task_path", C_TEXT }, { "task_name", C_TEXT }, { "category", C_TEXT }, { "task_kind", C_TEXT },
+	{ "task_hash", C_TEXT }, { "mode", C_TEXT }, { "llm", C_TEXT }, { "status", C_TEXT },
+	{ "config", C_JSON }, { "machine", C_JSON }, { "baseline", C_JSON }, { "best_attempt", C_INT },
+	{ "best_speedup", C_REAL }, { "best_time_ms", C_REAL }, { "suite_id", C_TEXT }, { "usage", C_JSON },
+	{ "summary", C_JSON }, { NULL, 0 },
+};
+
+static const struct col attempt_cols[] = {
+	{ "status", C_TEXT }, { "stage", C_TEXT }, { "message", C_TEXT }, { "code", C_TEXT }, { "flags", C_JSON },
+	{ "tunables", C_JSON }, { "compile_log", C_TEXT }, { "time_ms", C_REAL }, { "time_stats", C_JSON },
+	{ "speedup", C_REAL }, { "speedup_spread", C_JSON }, { "metrics", C_JSON }, { "diagnosis", C_JSON },
+	{ "conductor", C_JSON }, { "coder_reply", C_TEXT }, { "is_best", C_INT }, { NULL, 0 },
+};
+
+static const struct col call_cols[] = {
+	{ "attempt", C_INT }, { "role", C_TEXT }, { "provider", C_TEXT }, { "model", C_TEXT },
+	{ "prompt_tokens", C_INT }, { "completion_tokens", C_INT }, { "reasoning_tokens", C_INT },
+	{ "estimated", C_INT }, { "cost", C_REAL }, { "latency_ms", C_REAL }, { "request_hash", C_TEXT },
+	{ "cached", C_INT }, { "status", C_TEXT }, { "prompt", C_TEXT }, { "reply", C_TEXT },
+	{ "reasoning", C_TEXT }, { "retries", C_INT }, { NULL, 0 },
+};
+
+static const char schema[] =
+	"PRAGMA journal_mode=WAL;"
+	"PRAGMA synchronous=NORMAL;"
+	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
+	"CREATE TABLE IF NOT EXISTS runs(id TEXT PRIMARY KEY, created REAL, updated REAL, pragma_version TEXT,"
+	" task_path TEXT, task_name TEXT, category TEXT, task_kind TEXT, task_hash TEXT, mode TEXT, llm TEXT,"
+	" status TEXT, config TEXT, machine TEXT, baseline TEXT, best_attempt INTEGER, best_speedup REAL,"
+	" best_time_ms REAL, suite_id TEXT, usage TEXT, summary TEXT);"
+	"CREATE TABLE IF NOT EXISTS attempts(run_id TEXT NOT NULL, n INTEGER NOT NULL, candidate INTEGER NOT NULL,"
+	" created REAL, updated REAL, status TEXT, stage TEXT, message TEXT, code TEXT, flags TEXT, tunables TEXT,"
+	" compile_log TEXT, time_ms REAL, time_stats TEXT, speedup REAL, speedup_spread TEXT, metrics TEXT,"
+	" diagnosis TEXT, conductor TEXT, coder_reply TEXT, is_best INTEGER DEFAULT 0,"
+	" PRIMARY KEY(run_id, n, candidate));"
+	"CREATE TABLE IF NOT EXISTS llm_calls(id INTEGER PRIMARY KEY, run_id TEXT, created REAL, attempt INTEGER,"
+	" role TEXT, provider TEXT, model TEXT, prompt_tokens INTEGER, completion_tokens INTEGER,"
+	" reasoning_tokens INTEGER, estimated INTEGER, cost REAL, latency_ms REAL, request_hash TEXT,"
+	" cached INTEGER, status TEXT, prompt TEXT, reply TEXT, reasoning TEXT, retries INTEGER);"
+	"CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls(run_id, id);"
+	"CREATE INDEX IF NOT EXISTS runs_suite ON runs(suite_id);"
+	"INSERT OR IGNORE INTO meta VALUES('schema', '1');";
+
+static double now_s(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+static int db_error(struct pragma_store *s, struct pragma_err *err, const char *what)
+{
+	return pragma_err_set(err, PRAGMA_E_ENV, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+}
+
+int pragma_store_open(struct pragma_store **out, const char *path, struct pragma_err *err)
+{
+	struct pragma_store *s = calloc(1, sizeof(*s));
+	char *dir = strdup(path), *slash = strrchr(dir, '/');
+	char *msg = NULL;
+
+	*out = NULL;
+	s->path = strdup(path);
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (pragma_mkdir_p(dir, 0755, err) < 0) {
+			free(dir);
+			pragma_store_close(s);
+			return -1;
+		}
+	}
+	free(dir);
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
+	    SQLITE_OK) {
+		pragma_err_set(err, PRAGMA_E_ENV, "cannot open the run store %s: %s", path,
+			       s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		pragma_err_hint(err, "check the path and permissions, or choose another with --db");
+		pragma_store_close(s);
+		return -1;
+	}
+	/* Several pragma processes (bench jobs, a report) may share the file. */
+	sqlite3_busy_timeout(s->db, 30000);
+	if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+		pragma_err_set(err, PRAGMA_E_ENV, "%s is not a usable pragma store: %s", path, msg ? msg : "?");
+		sqlite3_free(msg);
+		pragma_store_close(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+void pragma_store_close(struct pragma_store *s)
+{
+	if (!s)
+		return;
+	if (s->db)
+		sqlite3_close(s->db);
+	free(s->path);
+	free(s);
+}
+
+const char *pragma_store_path(const struct pragma_store *s)
+{
+	return s->path;
+}
+
+void pragma_store_new_run_id(char out[48])
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	unsigned r = 0;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || read(fd, &r, sizeof(r)) != sizeof(r))
+		r = (unsigned)getpid() ^ (unsigned)t;
+	if (fd >= 0)
+		close(fd);
+	gmtime_r(&t, &tm);
+	snprintf(out, 48, "r%04d%02d%02d-%02d%02d%02d-%04x", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, r & 0xffff);
+}
+
+static const struct col *find_col(const struct col *cols, const char *name)
+{
+	for (int i = 0; cols[i].name; i++)
+		if (!strcmp(cols[i].name, name))
+			return &cols[i];
+	return NULL;
+}
+
+/* Bind a JSON value to a column of the given type. */
+static void bind_value(sqlite3_stmt *st, int idx, enum coltype type, json_t *v)
+{
+	if (!v || json_is_null(v)) {
+		sqlite3_bind_null(st, idx);
+		return;
+	}
+	switch (type) {
+	case C_TEXT:
+		if (json_is_string(v))
+			sqlite3_bind_text(st, idx, json_string_value(v), (int)json_string_length(v), SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, idx);
+		break;
+	case C_JSON: {
+		char *d = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+		sqlite3_bind_text(st, idx, d ? d : "null", -1, SQLITE_TRANSIENT);
+		free(d);
+		break;
+	}
+	case C_INT:
+		if (json_is_boolean(v))
+			sqlite3_bind_int64(st, idx, json_is_true(v));
+		else
+			sqlite3_bind_int64(st, idx, (sqlite3_int64)json_number_value(v));
+		break;
+	case C_REAL:
+		sqlite3_bind_double(st, idx, json_number_value(v));
+		break;
+	}
+}
+
+/*
+ * INSERT ... ON CONFLICT(key) DO UPDATE SET for the fields given. keys are
+ * bound first (text or int), then created/updated, then the fields.
+ */
+static int upsert(struct pragma_store *s, const char *table, const struct col *cols, const char *const *keys,
+		  const json_t *const *keyvals, int n_keys, json_t *fields, int update_only, struct pragma_err *err)
+{
+	struct pragma_buf sql = PRAGMA_BUF_INIT, names = PRAGMA_BUF_INIT, qs = PRAGMA_BUF_INIT, set = PRAGMA_BUF_INIT;
+	const char *k;
+	json_t *v;
+	sqlite3_stmt *st = NULL;
+	int ret = -1, idx = 1;
+
+	json_object_foreach(fields, k, v)
+		if (!find_col(cols, k))
+			return pragma_err_set(err, PRAGMA_E_INTERNAL, "store: %s has no column '%s'", table, k);
+	for (int i = 0; i < n_keys; i++) {
+		pragma_buf_addf(&names, "%s%s", i ? ", " : "", keys[i]);
+		pragma_buf_adds(&qs, i ? ", ?" : "?");
+	}
+	if (strcmp(table, "llm_calls")) {
+		pragma_buf_adds(&names, ", created, updated");
+		pragma_buf_adds(&qs, ", ?, ?");
+		pragma_buf_adds(&set, "updated = excluded.updated");
+	} else {
+		pragma_buf_adds(&names, ", created");
+		pragma_buf_adds(&qs, ", ?");
+	}
+	json_object_foreach(fields, k, v) {
+		pragma_buf_addf(&names, ", %s", k);
+		pragma_buf_adds(&qs, ", ?");
+		pragma_buf_addf(&set, "%s%s = excluded.%s", set.len ? ", " : "", k, k);
+	}
+	if (update_only) {
+		pragma_buf_addf(&sql, "UPDATE %s SET ", table);
+		int first = 1;
+		json_object_foreach(fields, k, v) {
+			pragma_buf_addf(&sql, "%s%s = ?", first ? "" : ", ", k);
+			first = 0;
+		}
+		pragma_buf_addf(&sql, "%supdated = ? WHERE %s = ?", first ? "" : ", ", keys[0]);
+	} else if (!strcmp(table, "llm_calls")) {
+		pragma_buf_addf(&sql, "INSERT INTO %s(%s) VALUES(%s)", table, names.data, qs.data);
+	} else {
+		pragma_buf_addf(&sql, "INSERT INTO %s(%s) VALUES(%s) ON CONFLICT DO UPDATE SET %s", table, names.data,
+				qs.data, set.data);
+	}
+	if (sqlite3_prepare_v2(s->db, sql.data, -1, &st, NULL) != SQLITE_OK) {
+		db_error(s, err, "prepare");
+		goto out;
+	}
+	if (update_only) {
+		json_object_foreach(fields, k, v)
+			bind_value(st, idx++, find_col(cols, k)->type, v);
+		sqlite3_bind_double(st, idx++, now_s());
+		bind_value(st, idx++, C_TEXT, (json_t *)keyvals[0]);
+	} else {
+		for (int i = 0; i < n_keys; i++)
+			bind_value(st, idx++, json_is_integer(keyvals[i]) ? C_INT : C_TEXT, (json_t *)keyvals[i]);
+		sqlite3_bind_double(st, idx++, now_s());
+		if (strcmp(table, "llm_calls"))
+			sqlite3_bind_double(st, idx++, now_s());
+		json_object_foreach(fields, k, v)
+			bind_value(st, idx++, find_col(cols, k)->type, v);
+	}
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		db_error(s, err, table);
+		goto out;
+	}
+	if (update_only && sqlite3_changes(s->db) == 0) {
+		pragma_err_set(err, PRAGMA_E_INPUT, "no run '%s' in %s", json_string_value(keyvals[0]), s->path);
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	pragma_buf_release(&sql);
+	pragma_buf_release(&names);
+	pragma_buf_release(&qs);
+	pragma_buf_release(&set);
+	return ret;
+}
+
+int pragma_store_run_create(struct pragma_store *s, const char *run_id, json_t *fields, struct pragma_err *err)
+{
+	json_t *id = json_string(run_id);
+	const char *keys[] = { "id" };
+	const json_t *vals[] = { id };
+	int r = upsert(s, "runs", run_cols, keys, vals, 1, fields, 0, err);
+	char sql[256];
+
+	json_decref(id);
+	if (r == 0) {
+		sqlite3_stmt *st;
+		snprintf(sql, sizeof(sql), "UPDATE runs SET pragma_version = ? WHERE id = ?");
+		if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+			sqlite3_bind_text(st, 1, PRAGMA_VERSION, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 2, run_id, -1, SQLITE_TRANSIENT);
+			sqlite3_step(st);
+			sqlite3_finalize(st);
+		}
+	}
+	return r;
+}
+
+int pragma_store_run_update(struct pragma_store *s, const char *run_id, json_t *fields, struct pragma_err *err)
+{
+	json_t *id = json_string(run_id);
+	const char *keys[] = { "id" };
+	const json_t *vals[] = { id };
+	int r = upsert(s, "runs", run_cols, keys, vals, 1, fields, 1, err);
+
+	json_decref(id);
+	return r;
+}
+
+int pragma_store_attempt_put(struct pragma_store *s, const char *run_id, int n, int candidate, json_t *fields,
+			     struct pragma_err *err)
+{
+	json_t *id = json_string(run_id), *jn = json_integer(n), *jc = json_integer(candidate);
+	const char *keys[] = { "run_id", "n", "candidate" };
+	const json_t *vals[] = { id, jn, jc };
+	int r = upsert(s, "attempts", attempt_cols, keys, vals, 3, fields, 0, err);
+
+	json_decref(id);
+	json_decref(jn);
+	json_decref(jc);
+	return r;
+}
+
+int pragma_store_llm_call(struct pragma_store *s, const char *run_id, json_t *fields, struct pragma_err *err)
+{
+	json_t *id = json_string(run_id);
+	const char *keys[] = { "run_id" };
+	const json_t *vals[] = { id };
+	int r = upsert(s, "llm_calls", call_cols, keys, vals, 1, fields, 0, err);
+
+	json_decref(id);
+	return r;
+}
+
+/* A row as a JSON object; JSON columns parsed back. */
+static json_t *row_json(sqlite3_stmt *st, const struct col *cols)
+{
+	json_t *o = json_object();
+	int n = sqlite3_column_count(st);
+
+	for (int i = 0; i < n; i++) {
+		const char *name = sqlite3_column_name(st, i);
+		const struct col *c = find_col(cols, name);
+		json_t *v;
+
+		switch (sqlite3_column_type(st, i)) {
+		case SQLITE_NULL:
+			v = json_null();
+			break;
+		case SQLITE_INTEGER:
+			v = json_integer(sqlite3_column_int64(st, i));
+			break;
+		case SQLITE_FLOAT:
+			v = json_real(sqlite3_column_double(st, i));
+			break;
+		default: {
+			const char *t = (const char *)sqlite3_column_text(st, i);
+			v = NULL;
+			if (c && c->type == C_JSON)
+				v = json_loads(t, JSON_DECODE_ANY, NULL);
+			if (!v)
+				v = json_string(t ? t : "");
+			if (!v)
+				v = json_stringn_nocheck(t, strlen(t));
+		}
+		}
+		json_object_set_new(o, name, v);
+	}
+	return o;
+}
+
+static char *resolve_run(struct pragma_store *s, const char *prefix, struct pragma_err *err)
+{
+	sqlite3_stmt *st;
+	char *found = NULL;
+	int n = 0;
+	struct pragma_buf pat = PRAGMA_BUF_INIT;
+
+	pragma_buf_addf(&pat, "%s%%", prefix);
+	if (sqlite3_prepare_v2(s->db, "SELECT id FROM runs WHERE id = ?1 OR id LIKE ?2 ORDER BY id = ?1 DESC LIMIT 3",
+			       -1, &st, NULL) != SQLITE_OK) {
+		db_error(s, err, "runs");
+		pragma_buf_release(&pat);
+		return NULL;
+	}
+	sqlite3_bind_text(st, 1, prefix, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, pat.data, -1, SQLITE_TRANSIENT);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *id = (const char *)sqlite3_column_text(st, 0);
+		if (n == 0)
+			found = strdup(id);
+		if (n == 0 && !strcmp(id, prefix))
+			break;
+		n++;
+	}
+	sqlite3_finalize(st);
+	pragma_buf_release(&pat);
+	if (!found)
+		pragma_err_set(err, PRAGMA_E_INPUT, "no run '%s' in %s", prefix, s->path);
+	else if (n > 1) {
+		pragma_err_set(err, PRAGMA_E_INPUT, "run '%s' is ambiguous in %s", prefix, s->path);
+		free(found);
+		found = NULL;
+	}
+	if (!found)
+		pragma_err_hint(err, "'pragma runs' lists the runs");
+	return found;
+}
+
+json_t *pragma_store_run_get(struct pragma_store *s, const char *run_id, struct pragma_err *err)
+{
+	sqlite3_stmt *st;
+	json_t *run = NULL, *att;
+	char *id = resolve_run(s, run_id, err);
+
+	if (!id)
+		return NULL;
+	if (sqlite3_prepare_v2(s->db, "SELECT * FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		run = row_json(st, run_cols);
+	sqlite3_finalize(st);
+	if (!run)
+		goto fail;
+	att = json_array();
+	if (sqlite3_prepare_v2(s->db, "SELECT * FROM attempts WHERE run_id = ? ORDER BY n, candidate", -1, &st,
+			       NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(att, row_json(st, attempt_cols));
+	sqlite3_finalize(st);
+	json_object_set_new(run, "attempts", att);
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), SUM(cached),"
+			       " SUM(estimated) FROM llm_calls WHERE run_id = ?",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			json_object_set_new(run, "llm_calls",
+					    json_pack("{s:I, s:I, s:I, s:f, s:I, s:I}", "count",
+						      (json_int_t)sqlite3_column_int64(st, 0), "prompt_tokens",
+						      (json_int_t)sqlite3_column_int64(st, 1), "completion_tokens",
+						      (json_int_t)sqlite3_column_int64(st, 2), "cost",
+						      sqlite3_column_double(st, 3), "cached",
+						      (json_int_t)sqlite3_column_int64(st, 4), "estimated",
+						      (json_int_t)sqlite3_column_int64(st, 5)));
+		sqlite3_finalize(st);
+	}
+	free(id);
+	return run;
+fail:
+	db_error(s, err, "reading the run");
+	json_decref(run);
+	free(id);
+	return NULL;
+}
+
+json_t *pragma_store_runs(struct pragma_store *s, const char *suite_id, int limit, struct pragma_err *err)
+{
+	sqlite3_stmt *st;
+	json_t *a = json_array();
+	char sql[512];
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT id, created, updated, task_name, category, task_kind, mode, llm, status, best_attempt,"
+		 " best_speedup, best_time_ms, suite_id, (SELECT COUNT(DISTINCT n) FROM attempts WHERE run_id = runs.id)"
+		 " AS attempts FROM runs %s ORDER BY created DESC, id DESC %s",
+		 suite_id ? "WHERE suite_id = ?" : "", limit > 0 ? "LIMIT ?" : "");
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		db_error(s, err, "runs");
+		json_decref(a);
+		return NULL;
+	}
+	int idx = 1;
+	if (suite_id)
+		sqlite3_bind_text(st, idx++, suite_id, -1, SQLITE_TRANSIENT);
+	if (limit > 0)
+		sqlite3_bind_int(st, idx++, limit);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(a, row_json(st, run_cols));
+	sqlite3_finalize(st);
+	return a;
+}
+
+int pragma_store_export_replay(struct pragma_store *s, const char *run_id, const char *path, struct pragma_err *err)
+{
+	sqlite3_stmt *st;
+	struct pragma_buf out = PRAGMA_BUF_INIT;
+	char *id = resolve_run(s, run_id, err);
+	int n = 0, ret = -1;
+
+	if (!id)
+		return -1;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT role, attempt, provider, model, request_hash, reply, reasoning, prompt_tokens,"
+			       " completion_tokens, reasoning_tokens, estimated, cost, latency_ms FROM llm_calls"
+			       " WHERE run_id = ? AND status = 'ok' ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK) {
+		db_error(s, err, "llm_calls");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *txt = (const char *)sqlite3_column_text(st, 5);
+		const char *rsn = (const char *)sqlite3_column_text(st, 6);
+		json_t *o = json_pack("{s:i, s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:I, s:I, s:I, s:b}, s:f, s:f}",
+				      "v", 1, "agent", (const char *)sqlite3_column_text(st, 0), "attempt",
+				      sqlite3_column_int(st, 1), "provider",
+				      sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "",
+				      "model", sqlite3_column_text(st, 3) ? (const char *)sqlite3_column_text(st, 3) : "",
+				      "request_hash",
+				      sqlite3_column_text(st, 4) ? (const char *)sqlite3_column_text(st, 4) : "",
+				      "text", txt ? txt : "", "reasoning", rsn ? rsn : "", "finish_reason", "stop",
+				      "usage", "prompt_tokens", (json_int_t)sqlite3_column_int64(st, 7),
+				      "completion_tokens", (json_int_t)sqlite3_column_int64(st, 8), "reasoning_tokens",
+				      (json_int_t)sqlite3_column_int64(st, 9), "estimated", sqlite3_column_int(st, 10),
+				      "cost", sqlite3_column_double(st, 11), "latency_ms", sqlite3_column_double(st, 12));
+		char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
+		if (line) {
+			pragma_buf_adds(&out, line);
+			pragma_buf_addch(&out, '\n');
+			n++;
+		}
+		free(line);
+		json_decref(o);
+	}
+	sqlite3_finalize(st);
+	if (pragma_write_file_atomic(path, out.data, out.len, err) < 0)
+		goto out;
+	ret = n;
+out:
+	free(id);
+	pragma_buf_release(&out);
+	return ret;
+}
