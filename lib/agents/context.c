@@ -1,0 +1,84 @@
+/* Text blocks the prompts share: the task's tensors, the machine, the
+ * baseline, the work to do. Built once per run. */
+#include <stdio.h>
+#include <string.h>
+
+#include "agents_priv.h"
+#include "pragma/tensor.h"
+
+void agents_io_table(const struct pragma_task *t, struct pragma_buf *out)
+{
+	pragma_buf_adds(out, "| # | name | role | dtype | shape |\n|---|---|---|---|---|\n");
+	for (int i = 0; i < t->n_inputs; i++) {
+		char sh[160];
+		pragma_buf_addf(out, "| inputs[%d] | %s | %s | %s | %s |\n", i, t->inputs[i].name, t->inputs[i].role,
+				pragma_dtype_name(t->inputs[i].dtype),
+				pragma_shape_str(t->inputs[i].shape, t->inputs[i].ndim, sh, sizeof(sh)));
+	}
+	for (int i = 0; i < t->n_outputs; i++) {
+		char sh[160];
+		pragma_buf_addf(out, "| outputs[%d] | %s | output | %s | %s |\n", i, t->outputs[i].name,
+				pragma_dtype_name(t->outputs[i].dtype),
+				pragma_shape_str(t->outputs[i].shape, t->outputs[i].ndim, sh, sizeof(sh)));
+	}
+}
+
+void agents_machine_text(const struct pragma_machine *m, struct pragma_buf *out)
+{
+	pragma_buf_addf(out, "- CPU: %s (%s family %d model %d), %d cores usable%s\n", m->cpu_model, m->vendor,
+			m->family, m->model, m->cores, m->hypervisor ? ", virtual machine" : "");
+	pragma_buf_addf(out, "- ISA: %s\n", m->isa);
+	pragma_buf_adds(out, "- Caches:");
+	for (int i = 0; i < m->n_caches; i++)
+		if (strcmp(m->caches[i].type, "Instruction"))
+			pragma_buf_addf(out, " L%d%s %llu KiB (%d-way, shared by %d CPUs)%s", m->caches[i].level,
+					m->caches[i].level == 1 ? "d" : "",
+					(unsigned long long)(m->caches[i].size / 1024), m->caches[i].ways,
+					m->caches[i].shared_cpus, i + 1 < m->n_caches ? ";" : "");
+	pragma_buf_addch(out, '\n');
+	if (m->measured)
+		pragma_buf_addf(out,
+				"- Measured peaks: %.0f GFLOP/s FP32 (%s FMA, all cores; %.0f on one core), "
+				"memory bandwidth %.1f GB/s (best of read %.1f, triad %.1f, non-temporal copy %.1f)\n",
+				m->peak_gflops, m->peak_isa, m->peak_gflops_1core, m->peak_gbs, m->bw_read_gbs,
+				m->bw_triad_gbs, m->bw_ntcopy_gbs);
+}
+
+void agents_baseline_text(const struct pragma_task *t, const struct pragma_baseline *b, struct pragma_buf *out)
+{
+	const char *torch = json_string_value(json_object_get(b->config, "torch"));
+
+	if (!strcmp(b->kind, "pytorch"))
+		pragma_buf_addf(out, "PyTorch %s eager on the same cores: median %.3f ms (min %.3f, stdev %.1f%%, %d calls, "
+				"cold cache).", torch ? torch : "", b->stats.median, b->stats.min,
+				b->stats.mean > 0 ? 100 * b->stats.stdev / b->stats.mean : 0, b->stats.count);
+	else
+		pragma_buf_addf(out, "The task's %s built with -O3 -march=native -fopenmp: median %.3f ms (min %.3f, "
+				"stdev %.1f%%, %d calls, cold cache).",
+				json_string_value(json_object_get(b->config, "source")), b->stats.median, b->stats.min,
+				b->stats.mean > 0 ? 100 * b->stats.stdev / b->stats.mean : 0, b->stats.count);
+	(void)t;
+}
+
+void agents_work_text(const struct pragma_task *t, const struct pragma_machine *m, const struct pragma_baseline *b,
+		      struct pragma_buf *out)
+{
+	double ms = b->stats.median;
+
+	if (t->flops > 0)
+		pragma_buf_addf(out, "%.3g FLOP (%s), ", t->flops, t->flops_method);
+	pragma_buf_addf(out, "%.1f MiB minimal memory traffic (inputs read once, outputs written once)", t->bytes / 1048576.0);
+	if (t->flops > 0 && t->bytes > 0)
+		pragma_buf_addf(out, ", arithmetic intensity %.2f FLOP/byte", t->flops / t->bytes);
+	pragma_buf_adds(out, ".");
+	if (m->measured && m->peak_gbs > 0) {
+		double t_bw = t->bytes / (m->peak_gbs * 1e6);
+		double t_fl = t->flops > 0 && m->peak_gflops > 0 ? t->flops / (m->peak_gflops * 1e6) : 0;
+		pragma_buf_addf(out, " Lower bounds on this machine: %.3f ms from bandwidth", t_bw);
+		if (t_fl > 0)
+			pragma_buf_addf(out, ", %.3f ms from compute", t_fl);
+		pragma_buf_addf(out, " — the %s roof binds. The baseline reaches %.0f%% of it.",
+				t_fl > t_bw ? "compute" : "bandwidth",
+				ms > 0 ? 100 * (t_fl > t_bw ? t_fl : t_bw) / ms : 0);
+	}
+}
