@@ -16,6 +16,10 @@ int cmd_tasks(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_llm(int argc, char **argv);
+int cmd_runs(int argc, char **argv);
+
+/* The run store path: $PRAGMA_DB, else ./.pragma/pragma.db. */
+const char *cli_default_db(void);
 
 /* Print "pragma: <message>\nHint: <hint>" to stderr; returns the exit code. */
 int cli_error(const struct pragma_err *err);

@@ -18,6 +18,7 @@ static const struct cli_cmd commands[] = {
 	{ "baseline", cmd_baseline, "time a task's reference (PyTorch or C)" },
 	{ "cache", cmd_cache, "reference-data cache: info, prune, clear" },
 	{ "llm", cmd_llm, "LLM providers: ping" },
+	{ "runs", cmd_runs, "runs in the store: list, show, export a replay" },
 };
 
 static void usage(FILE *f)
