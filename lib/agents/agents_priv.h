@@ -14,3 +14,64 @@ void agents_work_text(const struct pragma_task *t, const struct pragma_machine *
 		      struct pragma_buf *out);
 
 #endif
+
+/* ---- the loop's state and the evaluation adapter (lib/agents/eval.c) ---- */
+
+#include <jansson.h>
+
+#include "pragma/agents.h"
+#include "pragma/llm.h"
+#include "pragma/refdata.h"
+#include "pragma/store.h"
+
+/* One evaluated candidate. */
+struct agents_eval {
+	char status[32];            /* "ok", a Verifier category, or "no_code" */
+	char message[2048];
+	char src_path[4096];
+	char so_path[4096];
+	struct pragma_stats time;   /* when ok */
+	double speedup;             /* baseline median / candidate median */
+	json_t *flags;              /* array of strings */
+	json_t *tune;               /* chosen tunables {NAME: value} or null */
+	json_t *tune_table;         /* [{"defines": ..., "time_ms", "status"}] */
+	json_t *verdict;            /* the Verifier's JSON */
+	struct pragma_buf compile_log;
+	json_t *metrics;            /* profile metrics {name: {value, unit, source}} */
+	json_t *diagnosis;          /* [{"bottleneck", "evidence", "confidence"}] */
+	struct pragma_buf profile_text, knowledge_text;
+};
+
+void agents_eval_init(struct agents_eval *e);
+void agents_eval_release(struct agents_eval *e);
+
+struct agents_run {
+	const struct pragma_optimize_opts *o;
+	char run_id[48];
+	struct pragma_task task;
+	struct pragma_machine machine;
+	struct pragma_refset sets[PRAGMA_DEFAULT_SETS];
+	int n_sets;
+	struct pragma_baseline baseline;
+	struct pragma_store *store;
+	struct pragma_llm *llm;
+	struct pragma_buf out_dir;
+	int threads;
+};
+
+/* Compile (with flags), verify and time one candidate source. Returns 0
+ * when it was judged (ev->status says how), -1 when pragma itself failed. */
+int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, struct agents_eval *ev,
+		    struct pragma_err *err);
+/* Interleaved rounds of two verified candidates: *ratio = time(b) / time(a)
+ * (> 1: a is faster), with the spread of the per-round ratios. */
+int agents_compare(struct agents_run *R, const struct agents_eval *a, const struct agents_eval *b, double *ratio,
+		   double *lo, double *hi, struct pragma_err *err);
+/* Interleaved rounds of the baseline and a candidate: the final speedup. */
+int agents_final_speedup(struct agents_run *R, const struct agents_eval *a, double *speedup, double *lo, double *hi,
+			 struct pragma_err *err);
+/* Profile a verified candidate (metrics, diagnosis, prompt text, compendium
+ * entries); extra: requested metric names. Fills ev's profile fields. */
+int agents_profile(struct agents_run *R, struct agents_eval *ev, json_t *extra, struct pragma_err *err);
+/* "metric: best → current (change)" lines for the Conductor. */
+void agents_compare_profiles(const struct agents_eval *cur, const struct agents_eval *best, struct pragma_buf *out);

@@ -1,0 +1,853 @@
+/*
+ * pragma_optimize(): the closed loop of DESIGN 1.
+ *
+ * Each attempt: Coder → parse → evaluate (compile, verify, time; tunable
+ * variants) → decide best (interleaved against the current best) →
+ * profile (pragma mode) → Conductor (pragma, n-pragma) → next attempt.
+ * Every stage is written to the store before the next starts, so a killed
+ * run resumes from the last finished attempt.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agents_priv.h"
+#include "pragma/build.h"
+#include "pragma/fs.h"
+#include "pragma/log.h"
+#include "pragma/reply.h"
+#include "pragma/run.h"
+#include "pragma/template.h"
+
+const char *pragma_mode_name(enum pragma_mode m)
+{
+	return m == PRAGMA_MODE_PRAGMA ? "pragma" : m == PRAGMA_MODE_NPRAGMA ? "n-pragma" : "single";
+}
+
+int pragma_mode_parse(const char *s, enum pragma_mode *m)
+{
+	if (!strcmp(s, "pragma"))
+		*m = PRAGMA_MODE_PRAGMA;
+	else if (!strcmp(s, "n-pragma") || !strcmp(s, "npragma"))
+		*m = PRAGMA_MODE_NPRAGMA;
+	else if (!strcmp(s, "single"))
+		*m = PRAGMA_MODE_SINGLE;
+	else
+		return -1;
+	return 0;
+}
+
+void agents_eval_init(struct agents_eval *e)
+{
+	memset(e, 0, sizeof(*e));
+	pragma_buf_init(&e->compile_log);
+	pragma_buf_init(&e->profile_text);
+	pragma_buf_init(&e->knowledge_text);
+}
+
+void agents_eval_release(struct agents_eval *e)
+{
+	json_decref(e->flags);
+	json_decref(e->tune);
+	json_decref(e->tune_table);
+	json_decref(e->verdict);
+	json_decref(e->metrics);
+	json_decref(e->diagnosis);
+	pragma_buf_release(&e->compile_log);
+	pragma_buf_release(&e->profile_text);
+	pragma_buf_release(&e->knowledge_text);
+	agents_eval_init(e);
+}
+
+/* Everything the loop carries from one attempt to the next. */
+struct loop {
+	struct agents_run R;
+	enum pragma_mode mode;
+	int have_best;
+	int best_n;
+	struct agents_eval best;
+	char *best_code;
+	double best_speedup_lo, best_speedup_hi;
+	/* What the next Coder request builds on. */
+	char *last_code;            /* the code the instructions refer to */
+	struct pragma_buf instructions, feedback;
+	json_t *extra_metrics;      /* requested by the Conductor */
+	json_t *history;            /* [{"n", "status", "speedup", "message"}] */
+	int since_best;
+	int stop;
+	char stop_reason[2100];
+};
+
+static void progress(struct loop *L, int n, const char *stage, const char *line)
+{
+	struct pragma_progress p = { 0 };
+	struct pragma_llm_usage u;
+
+	if (!L->R.o->progress)
+		return;
+	pragma_llm_usage_get(L->R.llm, &u);
+	p.run_id = L->R.run_id;
+	p.attempt = n;
+	p.max_attempts = L->R.o->attempts;
+	p.stage = stage;
+	p.best_speedup = L->have_best ? L->best.speedup : 0;
+	p.best_attempt = L->have_best ? L->best_n : 0;
+	p.tokens = u.prompt_tokens + u.completion_tokens;
+	p.cost = u.cost;
+	p.line = line;
+	L->R.o->progress(L->R.o->progress_ctx, &p);
+}
+
+/* One LLM call, recorded in the store whatever happens. */
+static int ask(struct loop *L, const char *agent, int n, const char *system, const char *user,
+	       struct pragma_llm_reply *rep, struct pragma_err *err)
+{
+	struct pragma_llm_msg msgs[2] = { { "system", system }, { "user", user } };
+	struct pragma_llm_request req = PRAGMA_LLM_REQUEST_INIT;
+	struct pragma_err serr = PRAGMA_ERR_INIT;
+	int rc;
+
+	req.agent = agent;
+	req.attempt = n;
+	req.msgs = msgs;
+	req.n_msgs = 2;
+	rc = pragma_llm_send(L->R.llm, &req, rep, err);
+	json_t *f = json_pack("{s:i, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:f, s:f, s:s, s:b, s:s, s:s, s:s, s:s, s:i}",
+			      "attempt", n, "role", agent, "provider", rep->provider, "model", rep->model,
+			      "prompt_tokens", (json_int_t)rep->prompt_tokens, "completion_tokens",
+			      (json_int_t)rep->completion_tokens, "reasoning_tokens", (json_int_t)rep->reasoning_tokens,
+			      "estimated", rep->estimated, "cost", rep->cost, "latency_ms", rep->latency_ms,
+			      "request_hash", rep->request_hash, "cached", rep->cached, "status",
+			      rc == 0 ? "ok" : pragma_llm_fail_name(rep->fail), "prompt", user, "reply", rep->text.data,
+			      "reasoning", rep->reasoning.data, "retries", rep->retries);
+	if (!f || pragma_store_llm_call(L->R.store, L->R.run_id, f, &serr) < 0)
+		pragma_warn("could not record an LLM call: %s", f ? serr.msg : "bad reply text");
+	json_decref(f);
+	return rc;
+}
+
+static int render(const char *name, json_t *vars, struct pragma_buf *out, struct pragma_err *err)
+{
+	pragma_buf_reset(out);
+	return pragma_template_render_file(name, vars, out, err);
+}
+
+static json_t *run_vars(struct loop *L, int n)
+{
+	struct agents_run *R = &L->R;
+	struct pragma_buf io = PRAGMA_BUF_INIT, mach = PRAGMA_BUF_INIT, base = PRAGMA_BUF_INIT, work = PRAGMA_BUF_INIT;
+	struct pragma_buf kh = PRAGMA_BUF_INIT, hdr = PRAGMA_BUF_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	char cmd[256];
+	json_t *v;
+
+	agents_io_table(&R->task, &io);
+	agents_machine_text(&R->machine, &mach);
+	agents_baseline_text(&R->task, &R->baseline, &base);
+	agents_work_text(&R->task, &R->machine, &R->baseline, &work);
+	if (pragma_data_path("include/pragma/kernel.h", &hdr, &e) == 0)
+		pragma_read_file(hdr.data, &kh, 1 << 20, &e);
+	snprintf(cmd, sizeof(cmd), "%s -O3 -march=native -fopenmp -fPIC -shared kernel.c -lm",
+		 getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ? getenv("PRAGMA_CC") : "gcc");
+	v = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:g, s:g, s:i, s:i}",
+		      "task_name", R->task.name, "category", R->task.category, "task_description",
+		      R->task.description ? R->task.description : "", "io_table", io.data, "source_name",
+		      R->task.source_name, "source_lang", R->task.kind == PRAGMA_TASK_NATIVE ? "c" : "python", "source",
+		      R->task.source, "machine", mach.data, "baseline", base.data, "work", work.data, "kernel_h",
+		      kh.data, "threads", R->threads, "atol", R->task.atol, "rtol", R->task.rtol, "attempt", n,
+		      "max_attempts", R->o->attempts);
+	json_object_set_new(v, "compile_cmd", json_string(cmd));
+	pragma_buf_release(&io);
+	pragma_buf_release(&mach);
+	pragma_buf_release(&base);
+	pragma_buf_release(&work);
+	pragma_buf_release(&kh);
+	pragma_buf_release(&hdr);
+	return v;
+}
+
+/* Verdict text for the Conductor or the Coder: status, message, timing. */
+static void verdict_text(struct loop *L, const struct agents_eval *ev, struct pragma_buf *out)
+{
+	if (!strcmp(ev->status, "ok")) {
+		pragma_buf_addf(out, "Correct on all %d input sets. Time: median %.3f ms (min %.3f, stdev %.1f%%, %d calls). "
+				"Speedup over the baseline (%.3f ms): %.2fx.",
+				L->R.n_sets, ev->time.median, ev->time.min,
+				ev->time.mean > 0 ? 100 * ev->time.stdev / ev->time.mean : 0, ev->time.count,
+				L->R.baseline.stats.median, ev->speedup);
+		if (L->have_best)
+			pragma_buf_addf(out, " The historical best (attempt %d) runs %.3f ms, %.2fx.", L->best_n,
+					L->best.time.median, L->best.speedup);
+		if (json_array_size(ev->tune_table)) {
+			size_t i;
+			json_t *row;
+			pragma_buf_adds(out, "\nTunable variants (defines → median ms):");
+			json_array_foreach(ev->tune_table, i, row) {
+				char *d = json_dumps(json_object_get(row, "defines"), JSON_COMPACT);
+				json_t *t = json_object_get(row, "time_ms");
+				pragma_buf_addf(out, "\n- %s → %s", d ? d : "?", json_is_number(t) ? "" : json_string_value(json_object_get(row, "status")));
+				if (json_is_number(t))
+					pragma_buf_addf(out, "%.3f", json_number_value(t));
+				free(d);
+			}
+		}
+	} else {
+		pragma_buf_addf(out, "REJECTED — %s: %s", ev->status, ev->message);
+		if (ev->compile_log.len && !strcmp(ev->status, "compile_error")) {
+			size_t n = ev->compile_log.len > 3000 ? 3000 : ev->compile_log.len;
+			pragma_buf_addf(out, "\nCompiler output (first %zu bytes):\n```\n%.*s\n```", n, (int)n,
+					ev->compile_log.data);
+		}
+	}
+}
+
+/* Likely causes per rejection category: what a reviewer would say first. */
+static const char *likely_causes(const char *status)
+{
+	static const struct { const char *s, *c; } t[] = {
+		{ "compile_error", "- a syntax or type error at the line the compiler names; a missing include; an intrinsic that needs a -m flag" },
+		{ "link_forbidden", "- a call to a library function outside libc/libm/OpenMP/pthreads (file I/O, BLAS, dlopen, system)" },
+		{ "wrong_output", "- an index or stride error (check the layout: row-major, inputs in the order listed)\n- a reduction or tail loop that misses elements\n- a race between threads writing the same output" },
+		{ "nan_output", "- outputs not fully written (they arrive as NaN)\n- division by zero or log/sqrt of a negative value\n- reading uninitialized memory" },
+		{ "modified_input", "- writing into an input buffer (use a temporary or the output)" },
+		{ "output_cached", "- results kept between calls (a static buffer or a memo): every call must compute from its inputs" },
+		{ "nondeterministic", "- a data race: threads writing the same location, or reductions without atomics/private accumulators" },
+		{ "crash", "- an out-of-bounds access (a tail loop past the end, a wrong shape), a stack overflow from a large local array, misaligned aligned loads" },
+		{ "timeout", "- an infinite loop or an algorithm far slower than the reference" },
+		{ "memory_limit", "- allocating far more memory than the task needs" },
+		{ "forbidden_syscall", "- a system call the sandbox forbids (files, processes, network)" },
+		{ "impossible_speed", "- the kernel skipped work: the time is below what reading the inputs once needs" },
+		{ "no_code", "- the reply held no complete C code block defining pk_forward" },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(t[i].s, status))
+			return t[i].c;
+	return NULL;
+}
+
+static void history_text(struct loop *L, struct pragma_buf *out)
+{
+	size_t i;
+	json_t *h;
+
+	json_array_foreach(L->history, i, h) {
+		json_t *sp = json_object_get(h, "speedup");
+		pragma_buf_addf(out, "- attempt %lld: %s", (long long)json_integer_value(json_object_get(h, "n")),
+				json_string_value(json_object_get(h, "status")));
+		if (json_is_number(sp))
+			pragma_buf_addf(out, ", %.2fx", json_number_value(sp));
+		if (json_is_true(json_object_get(h, "best")))
+			pragma_buf_adds(out, " (best)");
+		const char *m = json_string_value(json_object_get(h, "message"));
+		if (m && *m)
+			pragma_buf_addf(out, " — %.160s", m);
+		pragma_buf_addch(out, '\n');
+	}
+}
+
+/* Cut a text to at most max chars, keeping its head; says so. */
+static void cap(struct pragma_buf *b, size_t max)
+{
+	if (b->len <= max)
+		return;
+	pragma_buf_setlen(b, max);
+	pragma_buf_adds(b, "\n[... cut to fit the prompt budget]");
+}
+
+static int conduct(struct loop *L, int n, const struct agents_eval *ev, const char *code, json_t *attempt_fields,
+		   struct pragma_err *err)
+{
+	struct pragma_buf sys = PRAGMA_BUF_INIT, user = PRAGMA_BUF_INIT, v = PRAGMA_BUF_INIT, best = PRAGMA_BUF_INIT;
+	struct pragma_buf cmp = PRAGMA_BUF_INIT, hist = PRAGMA_BUF_INIT, summary = PRAGMA_BUF_INIT;
+	struct pragma_llm_reply rep = PRAGMA_LLM_REPLY_INIT;
+	struct pragma_conductor_reply cr = PRAGMA_CONDUCTOR_REPLY_INIT;
+	struct pragma_err perr = PRAGMA_ERR_INIT;
+	json_t *vars = run_vars(L, n);
+	int full = L->mode == PRAGMA_MODE_PRAGMA, ret = -1, rc;
+	size_t budget = L->R.o->prompt_chars > 0 ? (size_t)L->R.o->prompt_chars : 60000;
+
+	json_object_set_new(vars, "metric_names", json_string("see the profile; any name shown there"));
+	if (render("conductor_system.md", vars, &sys, err) < 0)
+		goto out;
+	verdict_text(L, ev, &v);
+	pragma_buf_addf(&summary, "Baseline: %.3f ms (%s). ", L->R.baseline.stats.median, L->R.baseline.kind);
+	agents_work_text(&L->R.task, &L->R.machine, &L->R.baseline, &summary);
+	json_object_set_new(vars, "task_summary", json_string(summary.data));
+	json_object_set_new(vars, "code", json_string(code));
+	json_object_set_new(vars, "verdict", json_string(v.data));
+	if (strcmp(ev->status, "ok") && likely_causes(ev->status))
+		json_object_set_new(vars, "error_causes", json_string(likely_causes(ev->status)));
+	if (full && !strcmp(ev->status, "ok")) {
+		cap(&((struct agents_eval *)ev)->knowledge_text, budget / 5);
+		json_object_set_new(vars, "profile", json_string(ev->profile_text.data));
+		if (json_array_size(ev->diagnosis)) {
+			struct pragma_buf d = PRAGMA_BUF_INIT;
+			size_t i;
+			json_t *x;
+			json_array_foreach(ev->diagnosis, i, x)
+				pragma_buf_addf(&d, "- %s (confidence %.2f): %s\n",
+						json_string_value(json_object_get(x, "bottleneck")),
+						json_number_value(json_object_get(x, "confidence")),
+						json_string_value(json_object_get(x, "evidence")));
+			json_object_set_new(vars, "diagnosis", json_string(d.data));
+			pragma_buf_release(&d);
+		}
+		json_object_set_new(vars, "knowledge", json_string(ev->knowledge_text.data));
+	}
+	if (L->have_best) {
+		pragma_buf_addf(&best, "%.3f ms, %.2fx over the baseline.\n```c\n%s\n```\n", L->best.time.median,
+				L->best.speedup, L->best_code);
+		if (full && L->best.profile_text.len)
+			pragma_buf_addf(&best, "\nIts profile:\n%s\n", L->best.profile_text.data);
+		json_object_set_new(vars, "best", json_string(best.data));
+		json_object_set_new(vars, "best_attempt", json_integer(L->best_n));
+		if (full && !strcmp(ev->status, "ok")) {
+			agents_compare_profiles(ev, &L->best, &cmp);
+			json_object_set_new(vars, "comparison", json_string(cmp.data));
+		}
+	}
+	history_text(L, &hist);
+	json_object_set_new(vars, "history", json_string(hist.data));
+	if (render("conductor.md", vars, &user, err) < 0)
+		goto out;
+	/* Over budget: drop the history, then the compendium, then the best's profile. */
+	if (user.len > budget) {
+		json_object_set_new(vars, "history", json_string(""));
+		render("conductor.md", vars, &user, err);
+	}
+	if (user.len > budget) {
+		json_object_set_new(vars, "knowledge", json_string(""));
+		render("conductor.md", vars, &user, err);
+	}
+	progress(L, n, "conducting", NULL);
+	rc = ask(L, "conductor", n, sys.data, user.data, &rep, err);
+	if (rc == PRAGMA_LLM_STOP) {
+		L->stop = 1;
+		snprintf(L->stop_reason, sizeof(L->stop_reason), "%s", err->msg);
+		ret = 0;
+		goto out;
+	}
+	if (rc < 0) {
+		/* The Conductor failed: the Coder gets the raw verdict instead. */
+		pragma_warn("attempt %d: the Conductor failed (%s); passing the verdict on", n, err->msg);
+		pragma_buf_reset(&L->instructions);
+		pragma_buf_addf(&L->instructions, "(The Conductor was unavailable.) %s", v.data);
+		ret = 0;
+		goto out;
+	}
+	pragma_reply_parse_conductor(rep.text.data, rep.text.len, &cr, &perr);
+	pragma_buf_reset(&L->instructions);
+	if (cr.found) {
+		if (cr.bottleneck.len)
+			pragma_buf_addf(&L->instructions, "Bottleneck: %s\n\n", cr.bottleneck.data);
+		pragma_buf_addf(&L->instructions, "%s\n", cr.actions.len ? cr.actions.data : rep.text.data);
+		if (cr.algorithm.len)
+			pragma_buf_addf(&L->instructions, "\nA different algorithm to consider: %s\n", cr.algorithm.data);
+	} else {
+		pragma_buf_adds(&L->instructions, rep.text.data);
+	}
+	json_decref(L->extra_metrics);
+	L->extra_metrics = json_array();
+	for (int i = 0; i < cr.n_metrics; i++)
+		json_array_append_new(L->extra_metrics, json_string(cr.metrics[i]));
+	json_object_set_new(attempt_fields, "conductor",
+			    json_pack("{s:s, s:s, s:s, s:s, s:O, s:s, s:s}", "verdict", pragma_verdict_name(cr.verdict),
+				      "bottleneck", cr.bottleneck.data, "actions", cr.actions.data, "algorithm",
+				      cr.algorithm.data, "metrics", L->extra_metrics, "missing", cr.missing.data, "text",
+				      rep.text.data));
+	ret = 0;
+out:
+	json_decref(vars);
+	pragma_conductor_reply_release(&cr);
+	pragma_llm_reply_release(&rep);
+	pragma_buf_release(&sys);
+	pragma_buf_release(&user);
+	pragma_buf_release(&v);
+	pragma_buf_release(&best);
+	pragma_buf_release(&cmp);
+	pragma_buf_release(&hist);
+	pragma_buf_release(&summary);
+	return ret;
+}
+
+/* The Coder's user prompt for attempt n. */
+static int coder_prompt(struct loop *L, int n, struct pragma_buf *user, struct pragma_err *err)
+{
+	json_t *vars = run_vars(L, n);
+	int ret;
+
+	if (n == 1 || !L->last_code) {
+		ret = render("coder_first.md", vars, user, err);
+	} else {
+		struct pragma_buf note = PRAGMA_BUF_INIT;
+		json_object_set_new(vars, "code", json_string(L->last_code));
+		json_object_set_new(vars, "code_label", json_string("your last kernel"));
+		if (L->have_best && L->best_code && strcmp(L->best_code, L->last_code))
+			pragma_buf_addf(&note, "For reference, the historical best (attempt %d, %.2fx, %.3f ms) is:\n```c\n%s\n```",
+					L->best_n, L->best.speedup, L->best.time.median, L->best_code);
+		json_object_set_new(vars, "best_note", json_string(note.data));
+		json_object_set_new(vars, "feedback", json_string(L->feedback.data));
+		json_object_set_new(vars, "instructions", json_string(L->instructions.data));
+		ret = render(L->mode == PRAGMA_MODE_SINGLE ? "single_refine.md" : "coder_refine.md", vars, user, err);
+		pragma_buf_release(&note);
+	}
+	json_decref(vars);
+	return ret;
+}
+
+static void attempt_dir(struct loop *L, int n, struct pragma_buf *out)
+{
+	pragma_buf_reset(out);
+	pragma_buf_addf(out, "%s/attempt-%02d", L->R.out_dir.data, n);
+}
+
+/* Run one attempt. Returns -1 only when pragma itself cannot go on. */
+static int attempt(struct loop *L, int n, struct pragma_err *err)
+{
+	struct agents_run *R = &L->R;
+	struct pragma_buf sys = PRAGMA_BUF_INIT, user = PRAGMA_BUF_INIT, dir = PRAGMA_BUF_INIT, src = PRAGMA_BUF_INIT;
+	struct pragma_llm_reply rep = PRAGMA_LLM_REPLY_INIT;
+	struct pragma_code_reply code = PRAGMA_CODE_REPLY_INIT;
+	struct pragma_err perr = PRAGMA_ERR_INIT;
+	struct agents_eval ev;
+	json_t *fields = json_object(), *vars = run_vars(L, n);
+	int ret = -1, rc, became_best = 0;
+	char line[512];
+
+	agents_eval_init(&ev);
+	attempt_dir(L, n, &dir);
+	if (pragma_mkdir_p(dir.data, 0755, err) < 0)
+		goto out;
+	json_object_set_new(fields, "stage", json_string("coding"));
+	json_object_set_new(fields, "status", json_string("running"));
+	pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, &perr);
+
+	progress(L, n, "coding", NULL);
+	if (render("coder_system.md", vars, &sys, err) < 0 || coder_prompt(L, n, &user, err) < 0)
+		goto out;
+	rc = ask(L, "coder", n, sys.data, user.data, &rep, err);
+	if (rc == PRAGMA_LLM_STOP) {
+		L->stop = 1;
+		snprintf(L->stop_reason, sizeof(L->stop_reason), "%s", err->msg);
+		json_object_set_new(fields, "status", json_string("stopped"));
+		json_object_set_new(fields, "message", json_string(err->msg));
+		pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, &perr);
+		pragma_err_clear(err);
+		ret = 0;
+		goto out;
+	}
+	if (rc < 0) {
+		snprintf(ev.status, sizeof(ev.status), "llm_error");
+		snprintf(ev.message, sizeof(ev.message), "the Coder's request failed: %.1900s", err->msg);
+		pragma_err_clear(err);
+	} else {
+		json_object_set_new(fields, "coder_reply", json_string(rep.text.data));
+		if (pragma_reply_parse_code(rep.text.data, rep.text.len, rep.truncated, &code, &perr) < 0 ||
+		    !code.defines_forward) {
+			snprintf(ev.status, sizeof(ev.status), "no_code");
+			snprintf(ev.message, sizeof(ev.message), "%s", code.truncated ? "the code block was cut off by the token limit" :
+				 perr.msg[0] ? perr.msg : "the reply's code does not define pk_forward");
+		}
+	}
+	if (!ev.status[0]) {
+		pragma_buf_addf(&src, "%s/kernel.c", dir.data);
+		if (pragma_write_file_atomic(src.data, code.code.data, code.code.len, err) < 0)
+			goto out;
+		json_t *flags = json_array();
+		for (int i = 0; i < code.n_flags; i++)
+			json_array_append_new(flags, json_string(code.flags[i]));
+		json_t *tunes = json_object();
+		for (int i = 0; i < code.n_tunables; i++) {
+			json_t *vals = json_array();
+			for (int k = 0; k < code.tunables[i].n_values; k++)
+				json_array_append_new(vals, json_string(code.tunables[i].values[k]));
+			json_object_set_new(tunes, code.tunables[i].name, vals);
+		}
+		ev.flags = flags;
+		ev.tune = tunes;
+		json_object_set_new(fields, "code", json_string(code.code.data));
+		json_object_set_new(fields, "flags", json_incref(flags));
+		json_object_set_new(fields, "stage", json_string("verifying"));
+		pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, &perr);
+		progress(L, n, "verifying", NULL);
+		if (agents_evaluate(R, src.data, flags, &ev, err) < 0)
+			goto out;
+	}
+
+	/* The best is replaced only by a verified candidate that is faster,
+	 * measured interleaved, by more than the spread (DESIGN 3.5). */
+	if (!strcmp(ev.status, "ok")) {
+		if (!L->have_best) {
+			became_best = 1;
+		} else {
+			double ratio = 1, lo = 1, hi = 1;
+			progress(L, n, "timing", NULL);
+			if (agents_compare(R, &ev, &L->best, &ratio, &lo, &hi, err) < 0)
+				goto out;
+			became_best = lo > 1.0;
+			json_object_set_new(fields, "speedup_spread",
+					    json_pack("{s:f, s:f, s:f, s:i}", "vs_best", ratio, "vs_best_lo", lo, "vs_best_hi",
+						      hi, "vs_best_attempt", L->best_n));
+			if (!became_best && ratio > 1.0)
+				pragma_info("attempt %d: %.3fx vs the best, inside the spread [%.3f, %.3f]; best kept", n, ratio,
+					    lo, hi);
+		}
+		if (L->mode == PRAGMA_MODE_PRAGMA) {
+			progress(L, n, "profiling", NULL);
+			if (agents_profile(R, &ev, L->extra_metrics, &perr) < 0)
+				pragma_warn("attempt %d: profile failed: %s", n, perr.msg);
+		}
+	}
+	json_object_set_new(fields, "status", json_string(ev.status));
+	json_object_set_new(fields, "message", json_string(ev.message));
+	if (ev.compile_log.len)
+		json_object_set_new(fields, "compile_log", json_string(ev.compile_log.data));
+	if (!strcmp(ev.status, "ok")) {
+		json_object_set_new(fields, "time_ms", json_real(ev.time.median));
+		json_object_set_new(fields, "time_stats", pragma_stats_json(&ev.time));
+		json_object_set_new(fields, "speedup", json_real(ev.speedup));
+		if (ev.tune_table)
+			json_object_set_new(fields, "tunables", json_pack("{s:O, s:O}", "chosen", ev.tune ? ev.tune : json_null(),
+									  "table", ev.tune_table));
+		if (ev.metrics)
+			json_object_set_new(fields, "metrics", json_incref(ev.metrics));
+		if (ev.diagnosis)
+			json_object_set_new(fields, "diagnosis", json_incref(ev.diagnosis));
+	}
+
+	/* The Conductor (or, in single mode, the plain feedback). */
+	pragma_buf_reset(&L->feedback);
+	verdict_text(L, &ev, &L->feedback);
+	free(L->last_code);
+	L->last_code = strdup(code.code.len ? code.code.data : (L->best_code ? L->best_code : ""));
+	if (L->mode != PRAGMA_MODE_SINGLE) {
+		json_object_set_new(fields, "stage", json_string("conducting"));
+		pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, &perr);
+		if (conduct(L, n, &ev, code.code.len ? code.code.data : "(no code)", fields, err) < 0)
+			goto out;
+	}
+
+	if (became_best) {
+		agents_eval_release(&L->best);
+		L->best = ev;
+		agents_eval_init(&ev);
+		free(L->best_code);
+		L->best_code = strdup(code.code.data);
+		if (L->have_best)
+			pragma_store_attempt_put(R->store, R->run_id, L->best_n, 0, json_pack("{s:b}", "is_best", 0), &perr);
+		L->best_n = n;
+		L->have_best = 1;
+		L->since_best = 0;
+		json_object_set_new(fields, "is_best", json_true());
+		struct pragma_buf bp = PRAGMA_BUF_INIT;
+		pragma_buf_addf(&bp, "%s/best.c", R->out_dir.data);
+		pragma_write_file_atomic(bp.data, L->best_code, strlen(L->best_code), &perr);
+		pragma_buf_release(&bp);
+		json_t *rf = json_pack("{s:i, s:f, s:f}", "best_attempt", n, "best_speedup", L->best.speedup, "best_time_ms",
+				       L->best.time.median);
+		pragma_store_run_update(R->store, R->run_id, rf, &perr);
+		json_decref(rf);
+	} else {
+		L->since_best++;
+	}
+	json_object_set_new(fields, "stage", json_string("done"));
+	if (pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, err) < 0)
+		goto out;
+
+	json_array_append_new(L->history, json_pack("{s:i, s:s, s:o, s:s, s:b}", "n", n,
+						    "status", json_string_value(json_object_get(fields, "status")),
+						    "speedup", json_deep_copy(json_object_get(fields, "speedup")) ?: json_null(),
+						    "message", json_string_value(json_object_get(fields, "message")),
+						    "best", became_best));
+	if (!strcmp(json_string_value(json_object_get(fields, "status")), "ok"))
+		snprintf(line, sizeof(line), "attempt %d/%d: ok, %.3f ms, %.2fx%s", n, R->o->attempts,
+			 json_number_value(json_object_get(fields, "time_ms")), json_number_value(json_object_get(fields, "speedup")),
+			 became_best ? " (new best)" : "");
+	else
+		snprintf(line, sizeof(line), "attempt %d/%d: %s: %.300s", n, R->o->attempts,
+			 json_string_value(json_object_get(fields, "status")), json_string_value(json_object_get(fields, "message")));
+	progress(L, n, "done", line);
+	ret = 0;
+out:
+	json_decref(fields);
+	json_decref(vars);
+	agents_eval_release(&ev);
+	pragma_code_reply_release(&code);
+	pragma_llm_reply_release(&rep);
+	pragma_buf_release(&sys);
+	pragma_buf_release(&user);
+	pragma_buf_release(&dir);
+	pragma_buf_release(&src);
+	return ret;
+}
+
+static int setup(struct loop *L, struct pragma_err *err)
+{
+	struct agents_run *R = &L->R;
+	const struct pragma_optimize_opts *o = R->o;
+	struct pragma_timing_opts topt = PRAGMA_TIMING_DEFAULTS;
+	uint64_t seeds[PRAGMA_DEFAULT_SETS];
+	char *path = NULL;
+	int ret = -1;
+
+	if (pragma_store_open(&R->store, o->db, err) < 0)
+		return -1;
+	if (o->resume) {
+		json_t *run = pragma_store_run_get(R->store, o->resume, err);
+		if (!run)
+			return -1;
+		snprintf(R->run_id, sizeof(R->run_id), "%s", json_string_value(json_object_get(run, "id")));
+		json_decref(run);
+	} else {
+		pragma_store_new_run_id(R->run_id);
+	}
+	if (pragma_task_resolve(o->task, &path, err) < 0)
+		goto out;
+	if (pragma_task_load(path, o->overrides, o->n_overrides, &R->task, err) < 0)
+		goto out;
+	if (pragma_llm_open(&R->llm, &o->llm, err) < 0)
+		goto out;
+	if (pragma_machine_load(&R->machine, 0, err) < 0)
+		goto out;
+	R->threads = pragma_usable_cores();
+	R->n_sets = PRAGMA_DEFAULT_SETS;
+	for (int i = 0; i < R->n_sets; i++)
+		seeds[i] = pragma_ref_seed(i);
+	if (pragma_ref_ensure(&R->task, seeds, R->n_sets, R->sets, err) < 0)
+		goto out;
+	if (pragma_baseline_measure(&R->task, R->sets, R->n_sets, &topt, &R->baseline, err) < 0)
+		goto out;
+	if (o->out) {
+		pragma_buf_adds(&R->out_dir, o->out);
+	} else {
+		const char *slash = strrchr(o->db, '/');
+		if (slash)
+			pragma_buf_addf(&R->out_dir, "%.*s/runs/%s", (int)(slash - o->db), o->db, R->run_id);
+		else
+			pragma_buf_addf(&R->out_dir, "runs/%s", R->run_id);
+	}
+	if (pragma_mkdir_p(R->out_dir.data, 0755, err) < 0)
+		goto out;
+	ret = 0;
+out:
+	free(path);
+	return ret;
+}
+
+static int create_run(struct loop *L, struct pragma_err *err)
+{
+	struct agents_run *R = &L->R;
+	const struct pragma_optimize_opts *o = R->o;
+	json_t *ov = json_array();
+	char *settings = pragma_llm_settings_json(R->llm);
+
+	for (int i = 0; i < o->n_overrides; i++)
+		json_array_append_new(ov, json_string(o->overrides[i]));
+	json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:i, s:i, s:f, s:f, s:i, s:o, s:s, s:s}, s:o, s:o}",
+			      "task_path", R->task.path, "task_name", R->task.name, "category", R->task.category,
+			      "task_kind", R->task.kind == PRAGMA_TASK_NATIVE ? "native" : "kernelbench", "task_hash",
+			      R->task.content_hash, "mode", pragma_mode_name(o->mode), "llm", pragma_llm_describe(R->llm),
+			      "status", "running", "config", "attempts", o->attempts, "candidates", o->candidates,
+			      "target_speedup", o->target_speedup, "target_roof", o->target_roof, "patience", o->patience,
+			      "overrides", ov, "out", R->out_dir.data, "llm_settings", settings ? settings : "{}",
+			      "machine", pragma_machine_json(&R->machine), "baseline", pragma_baseline_json(&R->baseline));
+	free(settings);
+	int r = pragma_store_run_create(R->store, R->run_id, f, err);
+	json_decref(f);
+	return r;
+}
+
+/* Rebuild the loop state of a stored run: the history, the best (evaluated
+ * again, since its timing belongs to this process), the last instructions.
+ * Returns the next attempt number. */
+static int restore(struct loop *L, struct pragma_err *err)
+{
+	struct agents_run *R = &L->R;
+	json_t *run = pragma_store_run_get(R->store, R->run_id, err), *att, *a;
+	size_t i;
+	int next = 1;
+
+	if (!run)
+		return -1;
+	att = json_object_get(run, "attempts");
+	json_array_foreach(att, i, a) {
+		int n = (int)json_integer_value(json_object_get(a, "n"));
+		const char *stage = json_string_value(json_object_get(a, "stage"));
+		const char *status = json_string_value(json_object_get(a, "status"));
+		if (!stage || strcmp(stage, "done"))
+			continue; /* the attempt in flight when the run died: redone */
+		next = n + 1;
+		json_array_append_new(L->history, json_pack("{s:i, s:s, s:O, s:s, s:b}", "n", n, "status", status ? status : "?",
+							    "speedup", json_object_get(a, "speedup") ?: json_null(),
+							    "message", json_string_value(json_object_get(a, "message")) ?: "",
+							    "best", (int)json_integer_value(json_object_get(a, "is_best"))));
+		const char *code = json_string_value(json_object_get(a, "code"));
+		free(L->last_code);
+		L->last_code = strdup(code ? code : (L->best_code ? L->best_code : ""));
+		pragma_buf_reset(&L->instructions);
+		json_t *c = json_object_get(a, "conductor");
+		const char *act = json_string_value(json_object_get(c, "actions"));
+		const char *text = json_string_value(json_object_get(c, "text"));
+		if (act && *act)
+			pragma_buf_adds(&L->instructions, act);
+		else if (text)
+			pragma_buf_adds(&L->instructions, text);
+		pragma_buf_reset(&L->feedback);
+		pragma_buf_addf(&L->feedback, "%s: %s", status ? status : "?",
+				json_string_value(json_object_get(a, "message")) ?: "");
+		if (json_integer_value(json_object_get(a, "is_best")) && code) {
+			struct pragma_buf dir = PRAGMA_BUF_INIT, src = PRAGMA_BUF_INIT;
+			agents_eval_release(&L->best);
+			attempt_dir(L, n, &dir);
+			pragma_buf_addf(&src, "%s/kernel.c", dir.data);
+			if (pragma_mkdir_p(dir.data, 0755, err) == 0 &&
+			    pragma_write_file_atomic(src.data, code, strlen(code), err) == 0 &&
+			    agents_evaluate(R, src.data, json_object_get(a, "flags"), &L->best, err) == 0 &&
+			    !strcmp(L->best.status, "ok")) {
+				L->have_best = 1;
+				L->best_n = n;
+				free(L->best_code);
+				L->best_code = strdup(code);
+				if (L->mode == PRAGMA_MODE_PRAGMA)
+					agents_profile(R, &L->best, NULL, err);
+			} else {
+				pragma_warn("resume: the stored best (attempt %d) no longer verifies: %s", n,
+					    L->best.status[0] ? L->best.message : err->msg);
+			}
+			pragma_buf_release(&dir);
+			pragma_buf_release(&src);
+		}
+	}
+	json_decref(run);
+	pragma_err_clear(err);
+	return next;
+}
+
+static json_t *summary(struct loop *L, const char *status, double fin, double lo, double hi, int have_final)
+{
+	struct agents_run *R = &L->R;
+	struct pragma_llm_usage u;
+	json_t *att = json_array(), *best = json_null();
+	size_t i;
+	json_t *h;
+
+	pragma_llm_usage_get(R->llm, &u);
+	json_array_foreach(L->history, i, h)
+		json_array_append_new(att, json_pack("{s:O, s:O, s:O, s:O}", "n", json_object_get(h, "n"), "status",
+						     json_object_get(h, "status"), "speedup", json_object_get(h, "speedup"),
+						     "message", json_object_get(h, "message")));
+	if (L->have_best) {
+		char path[4200];
+		snprintf(path, sizeof(path), "%s/best.c", R->out_dir.data);
+		best = json_pack("{s:i, s:f, s:f, s:s, s:o}", "attempt", L->best_n, "speedup", have_final ? fin : L->best.speedup,
+				 "time_ms", L->best.time.median, "path", path, "time_stats", pragma_stats_json(&L->best.time));
+		if (have_final)
+			json_object_set_new(best, "speedup_spread", json_pack("{s:f, s:f, s:s}", "lo", lo, "hi", hi, "method",
+									     "interleaved rounds, baseline vs best"));
+	}
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:f, s:b, s:I}, s:s}", "run", R->run_id,
+			 "task", R->task.name, "mode", pragma_mode_name(L->mode), "status", status, "baseline_kind",
+			 R->baseline.kind, "baseline", pragma_stats_json(&R->baseline.stats), "best", best, "attempts", att,
+			 "usage", "tokens", (json_int_t)(u.prompt_tokens + u.completion_tokens), "prompt_tokens",
+			 (json_int_t)u.prompt_tokens, "completion_tokens", (json_int_t)u.completion_tokens, "cost", u.cost,
+			 "tokens_estimated", u.estimated_calls > 0, "calls", (json_int_t)u.calls, "stop_reason",
+			 L->stop_reason);
+}
+
+int pragma_optimize(const struct pragma_optimize_opts *o, json_t **result, struct pragma_err *err)
+{
+	struct loop L;
+	struct pragma_err perr = PRAGMA_ERR_INIT;
+	double fin = 0, lo = 0, hi = 0;
+	int have_final = 0, n, ret = -1;
+
+	memset(&L, 0, sizeof(L));
+	*result = NULL;
+	L.R.o = o;
+	L.mode = o->mode;
+	pragma_buf_init(&L.R.out_dir);
+	pragma_buf_init(&L.instructions);
+	pragma_buf_init(&L.feedback);
+	agents_eval_init(&L.best);
+	L.history = json_array();
+	L.extra_metrics = json_array();
+	if (o->attempts < 1) {
+		pragma_err_set(err, PRAGMA_E_INPUT, "--attempts must be at least 1");
+		goto out;
+	}
+	if (setup(&L, err) < 0)
+		goto out;
+	if (o->resume) {
+		n = restore(&L, err);
+		if (n < 0)
+			goto out;
+		json_t *rf = json_pack("{s:s}", "status", "running");
+		pragma_store_run_update(L.R.store, L.R.run_id, rf, &perr);
+		json_decref(rf);
+		pragma_info("resuming %s at attempt %d", L.R.run_id, n);
+	} else {
+		if (create_run(&L, err) < 0)
+			goto out;
+		n = 1;
+	}
+	for (; n <= o->attempts && !L.stop; n++) {
+		if (attempt(&L, n, err) < 0)
+			goto out;
+		if (L.have_best && o->target_speedup > 0 && L.best.speedup >= o->target_speedup) {
+			snprintf(L.stop_reason, sizeof(L.stop_reason), "target speedup %.2fx reached", o->target_speedup);
+			break;
+		}
+		if (o->patience > 0 && L.since_best >= o->patience && n < o->attempts) {
+			snprintf(L.stop_reason, sizeof(L.stop_reason), "%d attempts without a new best", o->patience);
+			break;
+		}
+		if (L.have_best && o->target_roof > 0) {
+			json_t *rf = json_object_get(json_object_get(L.best.metrics, "roof.fraction"), "value");
+			if (json_is_number(rf) && json_number_value(rf) >= o->target_roof) {
+				snprintf(L.stop_reason, sizeof(L.stop_reason), "%.0f%% of the roofline reached",
+					 100 * o->target_roof);
+				break;
+			}
+		}
+	}
+	if (!L.stop_reason[0])
+		snprintf(L.stop_reason, sizeof(L.stop_reason), "attempt budget (%d) used", o->attempts);
+	if (L.have_best) {
+		progress(&L, o->attempts, "final", NULL);
+		if (agents_final_speedup(&L.R, &L.best, &fin, &lo, &hi, &perr) == 0)
+			have_final = 1;
+		else
+			pragma_warn("final interleaved comparison failed: %s", perr.msg);
+	}
+	*result = summary(&L, L.stop ? "stopped" : "done", fin, lo, hi, have_final);
+	json_t *f = json_pack("{s:s, s:O, s:O}", "status", L.stop ? "stopped" : "done", "usage",
+			      json_object_get(*result, "usage"), "summary", *result);
+	if (have_final)
+		json_object_set_new(f, "best_speedup", json_real(fin));
+	pragma_store_run_update(L.R.store, L.R.run_id, f, &perr);
+	json_decref(f);
+	progress(&L, o->attempts, "done", NULL);
+	ret = 0;
+out:
+	if (ret < 0 && L.R.store && L.R.run_id[0]) {
+		json_t *sf = json_pack("{s:s}", "status", "interrupted");
+		pragma_store_run_update(L.R.store, L.R.run_id, sf, &perr);
+		json_decref(sf);
+	}
+	agents_eval_release(&L.best);
+	free(L.best_code);
+	free(L.last_code);
+	json_decref(L.history);
+	json_decref(L.extra_metrics);
+	pragma_buf_release(&L.instructions);
+	pragma_buf_release(&L.feedback);
+	pragma_buf_release(&L.R.out_dir);
+	pragma_baseline_release(&L.R.baseline);
+	pragma_task_release(&L.R.task);
+	pragma_llm_free(L.R.llm);
+	pragma_store_close(L.R.store);
+	return ret;
+}
