@@ -44,3 +44,19 @@ finish() {
 	echo "$passes passed, $fails failed"
 	[ "$fails" = 0 ]
 }
+
+# start_fake_llm SCRIPT.json: starts tests/fake_llm/fake_llm.py on loopback;
+# sets FAKE_PORT, FAKE_LOG and points the openai provider at it.
+start_fake_llm() {
+	FAKE_DIR=$(mktemp -d /tmp/pragma-fake-XXXXXX)
+	FAKE_LOG=$FAKE_DIR/requests.jsonl
+	$PY "$PRAGMA_TEST_DATA/fake_llm/fake_llm.py" --script "$1" --log "$FAKE_LOG" \
+		--port-file "$FAKE_DIR/port" --max-seconds "${2:-900}" >/dev/null 2>"$FAKE_DIR/server.err" &
+	FAKE_PID=$!
+	for _ in $(seq 100); do [ -s "$FAKE_DIR/port" ] && break; sleep 0.1; done
+	FAKE_PORT=$(cat "$FAKE_DIR/port")
+	export PRAGMA_LLM_BASE_URL=http://127.0.0.1:$FAKE_PORT/v1
+	export PRAGMA_LLM_API_KEY=test-key
+	export PRAGMA_LLM_BACKOFF_MS=10
+	trap 'kill $FAKE_PID 2>/dev/null; rm -rf "$PRAGMA_CACHE_DIR" "$XDG_CONFIG_HOME" "$FAKE_DIR"' EXIT
+}
