@@ -14,6 +14,8 @@ int cmd_doctor(int argc, char **argv);
 int cmd_machine(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_llm(int argc, char **argv);
 int cmd_runs(int argc, char **argv);

@@ -16,6 +16,8 @@ static const struct cli_cmd commands[] = {
 	{ "machine", cmd_machine, "CPU, caches and measured peak FLOP/s and bandwidth" },
 	{ "tasks", cmd_tasks, "list and inspect tasks" },
 	{ "baseline", cmd_baseline, "time a task's reference (PyTorch or C)" },
+	{ "verify", cmd_verify, "check a kernel: compile, sandboxed runs, compare with the reference" },
+	{ "eval", cmd_eval, "verify, then time a kernel against the baseline (speedup)" },
 	{ "cache", cmd_cache, "reference-data cache: info, prune, clear" },
 	{ "llm", cmd_llm, "LLM providers: ping" },
 	{ "runs", cmd_runs, "runs in the store: list, show, export a replay" },

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "pragma/hash.h"
 #include "pragma/log.h"
 #include "pragma/proc.h"
+#include "pragma/run.h"
 
 static const char *compiler_of(const struct pragma_build_opts *o)
 {
@@ -50,22 +52,92 @@ const char *pragma_compiler_version(const char *compiler)
 	return cache[slot];
 }
 
+/* Untrusted sources compile in a jail: a private directory holding a copy
+ * of the source, TMPDIR pointing there, Landlock through pragma-harness
+ * confine, and limits on memory, CPU and output size. */
+struct jail {
+	struct pragma_buf dir, src, out, tmpdir, harness, include;
+};
+
+static void jail_release(struct jail *j)
+{
+	if (j->dir.len)
+		pragma_rm_rf(j->dir.data, NULL);
+	pragma_buf_release(&j->dir);
+	pragma_buf_release(&j->src);
+	pragma_buf_release(&j->out);
+	pragma_buf_release(&j->tmpdir);
+	pragma_buf_release(&j->harness);
+	pragma_buf_release(&j->include);
+}
+
+static int jail_prepare(struct jail *j, const char *src_path, const char *include_root, struct pragma_err *err)
+{
+	struct pragma_buf parent = PRAGMA_BUF_INIT, text = PRAGMA_BUF_INIT;
+	int ret = -1;
+
+	if (pragma_harness_path(&j->harness, err) < 0 || pragma_cache_dir(&parent, err) < 0)
+		goto out;
+	pragma_buf_adds(&parent, "/build");
+	if (pragma_mkdir_p(parent.data, 0755, err) < 0 || pragma_mkdtemp(parent.data, ".cc-", &j->dir, err) < 0)
+		goto out;
+	pragma_buf_addf(&j->src, "%s/kernel.c", j->dir.data);
+	pragma_buf_addf(&j->out, "%s/kernel.so", j->dir.data);
+	pragma_buf_addf(&j->tmpdir, "TMPDIR=%s", j->dir.data);
+	pragma_buf_adds(&j->include, include_root);
+	if (pragma_read_file(src_path, &text, 64 << 20, err) < 0 ||
+	    pragma_write_file_atomic(j->src.data, text.data, text.len, err) < 0)
+		goto out;
+	ret = 0;
+out:
+	pragma_buf_release(&parent);
+	pragma_buf_release(&text);
+	return ret;
+}
+
 int pragma_build_so(const char *src_path, const char *out_so, const struct pragma_build_opts *o,
 		    struct pragma_buf *log, struct pragma_err *err)
 {
 	struct pragma_buf root = PRAGMA_BUF_INIT, inc = PRAGMA_BUF_INIT, inc2 = PRAGMA_BUF_INIT;
 	struct pragma_child c = PRAGMA_CHILD_INIT;
-	const char *argv[96];
+	struct jail j = { PRAGMA_BUF_INIT, PRAGMA_BUF_INIT, PRAGMA_BUF_INIT, PRAGMA_BUF_INIT, PRAGMA_BUF_INIT,
+			  PRAGMA_BUF_INIT };
+	struct pragma_rlimits lim = { 0 };
+	const char *argv[112];
+	const char *env[4] = { NULL };
 	const char *cc = compiler_of(o);
+	const char *src = src_path, *out = out_so;
 	int n = 0, ret = -1;
 	char st[64];
 
 	if (pragma_data_path("include", &root, err) < 0)
 		return -1;
+	if (o && o->confine) {
+		if (jail_prepare(&j, src_path, root.data, err) < 0)
+			goto out;
+		src = j.src.data;
+		out = j.out.data;
+		argv[n++] = j.harness.data;
+		argv[n++] = "confine";
+		argv[n++] = "--rw";
+		argv[n++] = j.dir.data;
+		argv[n++] = "--ro";
+		argv[n++] = j.include.data;
+		argv[n++] = "--";
+		env[0] = j.tmpdir.data;
+		env[1] = "LANG=C";
+		/* A compiler that needs more than this on one kernel file is
+		 * being abused (macro bombs, giant static arrays). */
+		lim.address_space = (uint64_t)4 << 30;
+		lim.file_size = (uint64_t)256 << 20;
+		lim.cpu_seconds = (uint64_t)((o->timeout_ms ? o->timeout_ms : 120000) / 1000 + 5);
+		lim.no_core = 1;
+		c.limits = &lim;
+		c.env = env;
+	}
 	/* Both <pragma/kernel.h> and "kernel.h" work in a candidate. */
 	pragma_buf_addf(&inc, "-I%s", root.data);
 	pragma_buf_addf(&inc2, "-I%s/pragma", root.data);
-	pragma_buf_release(&root);
 	argv[n++] = cc;
 	argv[n++] = "-O3";
 	argv[n++] = "-march=native";
@@ -78,11 +150,11 @@ int pragma_build_so(const char *src_path, const char *out_so, const struct pragm
 	argv[n++] = "-fno-gnu-unique";
 	argv[n++] = inc.data;
 	argv[n++] = inc2.data;
-	for (int i = 0; o && o->flags && o->flags[i] && n < 80; i++)
+	for (int i = 0; o && o->flags && o->flags[i] && n < 100; i++)
 		argv[n++] = o->flags[i];
-	argv[n++] = src_path;
+	argv[n++] = src;
 	argv[n++] = "-o";
-	argv[n++] = out_so;
+	argv[n++] = out;
 	argv[n++] = "-lm";
 	argv[n] = NULL;
 	c.argv = argv;
@@ -98,6 +170,11 @@ int pragma_build_so(const char *src_path, const char *out_so, const struct pragm
 		if (c.err_truncated)
 			pragma_buf_adds(log, "\n[compiler output truncated]\n");
 	}
+	if (c.exited && c.exit_code == 127 && strstr(c.err.data, "cannot run")) {
+		pragma_err_set(err, PRAGMA_E_ENV, "%s: compiler not found", cc);
+		pragma_err_hint(err, "install gcc/clang (scripts/install-deps.sh) or set PRAGMA_CC");
+		goto out;
+	}
 	if (!c.exited || c.exit_code) {
 		const char *first = strstr(c.err.data, "error");
 		char line[400] = "";
@@ -107,23 +184,36 @@ int pragma_build_so(const char *src_path, const char *out_so, const struct pragm
 				bol--;
 			size_t k = strcspn(bol, "\n");
 			snprintf(line, sizeof(line), "%.*s", (int)(k < 399 ? k : 399), bol);
+			/* Paths of pragma's private copy mean nothing to the author. */
+			if (j.src.len && !strncmp(line, j.src.data, j.src.len)) {
+				memmove(line + 8, line + j.src.len, strlen(line + j.src.len) + 1);
+				memcpy(line, "kernel.c", 8);
+			}
 		}
 		pragma_err_set(err, PRAGMA_E_NEGATIVE, "compile failed (%s)%s%s",
-			       pragma_child_status_str(&c, st, sizeof(st)), *line ? ": " : "", line);
+			       c.timed_out ? "the compiler timed out" : pragma_child_status_str(&c, st, sizeof(st)),
+			       *line ? ": " : "", line);
+		goto out;
+	}
+	if (j.out.len && rename(j.out.data, out_so) < 0) {
+		pragma_err_set(err, PRAGMA_E_INTERNAL, "cannot move %s to %s: %s", j.out.data, out_so, strerror(errno));
 		goto out;
 	}
 	ret = 0;
 out:
 	pragma_child_release(&c);
+	pragma_buf_release(&root);
 	pragma_buf_release(&inc);
 	pragma_buf_release(&inc2);
+	jail_release(&j);
 	return ret;
 }
 
-int pragma_build_cached(const char *src_path, const struct pragma_build_opts *o, struct pragma_buf *so_path,
-			struct pragma_err *err)
+int pragma_build_cached_log(const char *src_path, const struct pragma_build_opts *o, struct pragma_buf *so_path,
+			    struct pragma_buf *log, struct pragma_err *err)
 {
 	struct pragma_buf src = PRAGMA_BUF_INIT, dir = PRAGMA_BUF_INIT, tmp = PRAGMA_BUF_INIT;
+	struct pragma_buf logpath = PRAGMA_BUF_INIT, mylog = PRAGMA_BUF_INIT;
 	struct pragma_sha256 h;
 	const char *cc = compiler_of(o);
 	const char *ver = pragma_compiler_version(cc);
@@ -146,13 +236,22 @@ int pragma_build_cached(const char *src_path, const struct pragma_build_opts *o,
 		goto out;
 	pragma_buf_reset(so_path);
 	pragma_buf_addf(so_path, "%s/%s.so", dir.data, hex);
+	pragma_buf_addf(&logpath, "%s/%s.log", dir.data, hex);
 	if (pragma_path_exists(so_path->data)) {
+		if (log)
+			pragma_read_file(logpath.data, log, 1 << 20, NULL);
 		ret = 0;
 		goto out;
 	}
 	pragma_buf_addf(&tmp, "%s/.tmp-%s-%d.so", dir.data, hex, (int)getpid());
-	if (pragma_build_so(src_path, tmp.data, o, NULL, err) < 0)
+	if (pragma_build_so(src_path, tmp.data, o, &mylog, err) < 0) {
+		if (log)
+			pragma_buf_add(log, mylog.data, mylog.len);
 		goto out;
+	}
+	pragma_write_file_atomic(logpath.data, mylog.data, mylog.len, NULL);
+	if (log)
+		pragma_buf_add(log, mylog.data, mylog.len);
 	if (rename(tmp.data, so_path->data) < 0) {
 		pragma_err_set(err, PRAGMA_E_INTERNAL, "cannot store %s", so_path->data);
 		goto out;
@@ -164,5 +263,13 @@ out:
 	pragma_buf_release(&src);
 	pragma_buf_release(&dir);
 	pragma_buf_release(&tmp);
+	pragma_buf_release(&logpath);
+	pragma_buf_release(&mylog);
 	return ret;
+}
+
+int pragma_build_cached(const char *src_path, const struct pragma_build_opts *o, struct pragma_buf *so_path,
+			struct pragma_err *err)
+{
+	return pragma_build_cached_log(src_path, o, so_path, NULL, err);
 }

@@ -1,11 +1,26 @@
+/*
+ * Running kernels in pragma-harness (runtime/): the request file, the
+ * child with its limits and deadline, and the answer turned into a status.
+ * One-shot runs (run and time modes) and serve mode for interleaved timing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "pragma/buf.h"
 #include "pragma/fs.h"
+#include "pragma/log.h"
 #include "pragma/run.h"
 #include "pragma/tensor.h"
 
@@ -43,25 +58,101 @@ uint64_t pragma_flush_bytes(void)
 	return best < (64u << 20) ? (64u << 20) : best;
 }
 
+int pragma_landlock_abi(char *why, size_t len)
+{
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+
+	if (v >= 1) {
+		if (why)
+			snprintf(why, len, "abi %ld", v);
+		return (int)v;
+	}
+	if (why)
+		snprintf(why, len, "unavailable: %s", errno == ENOSYS ? "the kernel has no Landlock (ENOSYS)" :
+					       errno == EOPNOTSUPP ? "Landlock is disabled (boot with lsm=...,landlock)" :
+								     strerror(errno));
+	return 0;
+}
+
 void pragma_run_result_release(struct pragma_run_result *r)
 {
 	free(r->times_ms);
 	json_decref(r->raw);
+	json_decref(r->sandbox);
 	memset(r, 0, sizeof(*r));
 }
 
-static const char *signal_status(int sig)
+int pragma_harness_path(struct pragma_buf *out, struct pragma_err *err)
 {
-	switch (sig) {
-	case SIGSYS:
-		return "forbidden_syscall";
-	case SIGXCPU:
-		return "timeout";
-	case SIGXFSZ:
-		return "forbidden_syscall";
-	default:
-		return "crash";
+	struct pragma_buf exe = PRAGMA_BUF_INIT;
+
+	pragma_buf_reset(out);
+	if (getenv("PRAGMA_HARNESS") && *getenv("PRAGMA_HARNESS")) {
+		pragma_buf_adds(out, getenv("PRAGMA_HARNESS"));
+	} else if (pragma_exe_dir(&exe) == 0) {
+		pragma_buf_addf(out, "%s/pragma-harness", exe.data);
+#ifdef PRAGMA_BUILD_DIR
+		if (!pragma_path_exists(out->data)) {
+			pragma_buf_reset(out);
+			pragma_buf_addf(out, "%s/pragma-harness", PRAGMA_BUILD_DIR);
+		}
+#endif
 	}
+	pragma_buf_release(&exe);
+	if (!out->len || !pragma_path_exists(out->data)) {
+		pragma_err_set(err, PRAGMA_E_ENV, "cannot find pragma-harness (looked for %s)", out->data);
+		pragma_err_hint(err, "build it (cmake --build build) or set PRAGMA_HARNESS");
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t spec_bytes(const struct pragma_tensor_spec *s, int n)
+{
+	uint64_t total = 0;
+
+	for (int i = 0; i < n; i++) {
+		int64_t e = pragma_shape_numel(s[i].shape, s[i].ndim);
+		if (e > 0)
+			total += (uint64_t)e * pragma_dtype_size(s[i].dtype);
+	}
+	return total;
+}
+
+static uint64_t largest_output(const struct pragma_task *t)
+{
+	uint64_t best = 0;
+
+	for (int i = 0; i < t->n_outputs; i++) {
+		uint64_t b = spec_bytes(&t->outputs[i], 1);
+		if (b > best)
+			best = b;
+	}
+	return best;
+}
+
+void pragma_run_default_limits(const struct pragma_run_opts *o, struct pragma_rlimits *l)
+{
+	const struct pragma_task *t = o->task;
+	uint64_t in = spec_bytes(t->inputs, t->n_inputs), out = spec_bytes(t->outputs, t->n_outputs);
+	uint64_t data = (uint64_t)o->n_sets * (in + 2 * out) + (o->cold ? (o->flush_bytes ? o->flush_bytes :
+									    pragma_flush_bytes()) : 0);
+	int steps = o->steps ? o->n_steps : o->n_sets;
+	int threads = o->threads > 0 ? o->threads : pragma_usable_cores();
+	int timeout = o->timeout_ms > 0 ? o->timeout_ms : 60000;
+
+	memset(l, 0, sizeof(*l));
+	/* Every pk_forward thread reserves a stack and (glibc) a 64 MiB heap
+	 * arena of address space; 4 GiB covers those with room to spare while
+	 * a runaway allocation still fails fast. */
+	l->address_space = data + ((uint64_t)4 << 30);
+	l->cpu_seconds = (uint64_t)(timeout / 1000 + 5) * (uint64_t)threads;
+	l->file_size = largest_output(t) + (1u << 20);
+	l->open_files = (uint64_t)(64 + (steps + o->n_sets) * t->n_outputs);
+	/* Not enforced for root, and seccomp already forbids new processes; a
+	 * generous cap keeps thread creation working for ordinary users. */
+	l->processes = 4096;
+	l->no_core = 1;
 }
 
 static json_t *spec_array(const struct pragma_tensor_spec *s, int n, int with_shape)
@@ -81,18 +172,14 @@ static json_t *spec_array(const struct pragma_tensor_spec *s, int n, int with_sh
 	return a;
 }
 
-int pragma_run_kernel(const struct pragma_run_opts *o, struct pragma_run_result *r, struct pragma_err *err)
+/* Write work_dir/request.json for mode; req_path receives its path. */
+static int write_request(const struct pragma_run_opts *o, const char *mode, struct pragma_buf *req_path,
+			 struct pragma_err *err)
 {
-	struct pragma_buf req_path = PRAGMA_BUF_INIT, harness = PRAGMA_BUF_INIT, exe = PRAGMA_BUF_INIT;
-	struct pragma_buf omp = PRAGMA_BUF_INIT;
-	struct pragma_child c = PRAGMA_CHILD_INIT;
-	json_t *req = NULL, *sets = json_array();
-	const char *argv[3];
-	const char *env[6];
+	json_t *req = NULL, *sets = json_array(), *pre = json_array();
 	char *dump = NULL;
 	int ret = -1;
 
-	memset(r, 0, sizeof(*r));
 	for (int s = 0; s < o->n_sets; s++) {
 		json_t *files = json_array();
 		struct pragma_buf d = PRAGMA_BUF_INIT;
@@ -111,46 +198,185 @@ int pragma_run_kernel(const struct pragma_run_opts *o, struct pragma_run_result 
 		json_array_append_new(sets, json_pack("{s:o, s:s}", "inputs", files, "out_dir", d.data));
 		pragma_buf_release(&d);
 	}
-	req = json_pack("{s:s, s:s, s:O, s:o, s:o, s:i, s:i, s:b, s:I, s:{s:b}}", "kernel", o->kernel_so, "mode",
-			o->time_mode ? "time" : "run", "sets", sets,
+	for (int i = 0; o->preload && o->preload[i]; i++)
+		json_array_append_new(pre, json_string(o->preload[i]));
+	req = json_pack("{s:s, s:s, s:O, s:o, s:o, s:i, s:i, s:b, s:I, s:b, s:i, s:i, s:O, s:{s:b, s:b, s:b}}",
+			"kernel", o->kernel_so, "mode", mode, "sets", sets,
 			"inputs", spec_array(o->task->inputs, o->task->n_inputs, 0),
 			"outputs", spec_array(o->task->outputs, o->task->n_outputs, 1),
 			"warmup", o->time_mode ? o->warmup : 0, "reps", o->time_mode ? o->reps : 0, "cold", o->cold,
 			"flush_bytes", (json_int_t)(o->flush_bytes ? o->flush_bytes : pragma_flush_bytes()),
-			"sandbox", "enabled", o->sandbox);
-	pragma_buf_addf(&req_path, "%s/request.json", o->work_dir);
-	dump = json_dumps(req, JSON_INDENT(1));
-	if (pragma_write_file_atomic(req_path.data, dump, strlen(dump), err) < 0)
+			"save_timed", o->save_timed, "settle_us", o->settle_us, "final_settle_ms", o->final_settle_ms,
+			"preload", pre, "sandbox", "enabled", o->sandbox, "landlock", !o->no_landlock, "seccomp",
+			!o->no_seccomp);
+	if (!req) {
+		pragma_err_set(err, PRAGMA_E_INTERNAL, "cannot build the harness request");
 		goto out;
-
-	if (getenv("PRAGMA_HARNESS") && *getenv("PRAGMA_HARNESS")) {
-		pragma_buf_adds(&harness, getenv("PRAGMA_HARNESS"));
-	} else if (pragma_exe_dir(&exe) == 0) {
-		pragma_buf_addf(&harness, "%s/pragma-harness", exe.data);
-#ifdef PRAGMA_BUILD_DIR
-		if (!pragma_path_exists(harness.data)) {
-			pragma_buf_reset(&harness);
-			pragma_buf_addf(&harness, "%s/pragma-harness", PRAGMA_BUILD_DIR);
+	}
+	if (o->steps) {
+		json_t *st = json_array();
+		for (int i = 0; i < o->n_steps; i++) {
+			json_t *x = json_pack("{s:i, s:i}", "buf", o->steps[i].buf, "data", o->steps[i].data);
+			if (o->steps[i].save)
+				json_object_set_new(x, "save", json_string(o->steps[i].save));
+			json_array_append_new(st, x);
 		}
-#endif
+		json_object_set_new(req, "steps", st);
 	}
-	if (!pragma_path_exists(harness.data)) {
-		pragma_err_set(err, PRAGMA_E_ENV, "cannot find pragma-harness (looked for %s)", harness.data);
-		pragma_err_hint(err, "build it (cmake --build build) or set PRAGMA_HARNESS");
+	pragma_buf_reset(req_path);
+	pragma_buf_addf(req_path, "%s/request-%s.json", o->work_dir, mode);
+	dump = json_dumps(req, JSON_INDENT(1));
+	if (pragma_write_file_atomic(req_path->data, dump, strlen(dump), err) < 0)
 		goto out;
+	ret = 0;
+out:
+	free(dump);
+	json_decref(req);
+	json_decref(sets);
+	json_decref(pre);
+	return ret;
+}
+
+static const char *signal_status(int sig)
+{
+	switch (sig) {
+	case SIGSYS:
+		return "forbidden_syscall";
+	case SIGXCPU:
+		return "timeout";
+	case SIGXFSZ:
+		return "output_limit";
+	case SIGKILL:
+		return "memory_limit"; /* not ours: the OOM killer */
+	default:
+		return "crash";
 	}
+}
+
+/* The name of a syscall for messages ("openat"), from its number. */
+static void syscall_name(int nr, uint32_t arch, char *out, size_t len)
+{
+	char *n = seccomp_syscall_resolve_num_arch(arch ? arch : SCMP_ARCH_NATIVE, nr);
+
+	snprintf(out, len, "%s", n ? n : "?");
+	free(n);
+}
+
+/* Fill r from the harness's answer (one JSON object). */
+static void take_answer(struct pragma_run_result *r, json_t *a)
+{
+	json_t *t, *v, *af;
+	size_t i;
+
+	if (json_object_get(a, "sandbox")) {
+		json_decref(r->sandbox);
+		r->sandbox = json_incref(json_object_get(a, "sandbox"));
+	}
+	af = json_object_get(a, "alloc_failures");
+	if (af) {
+		r->alloc_failures = (unsigned long)json_integer_value(json_object_get(af, "count"));
+		r->alloc_largest = (uint64_t)json_integer_value(json_object_get(af, "largest"));
+	}
+	if (json_object_get(a, "calls"))
+		r->calls = (int)json_integer_value(json_object_get(a, "calls"));
+	if (json_is_true(json_object_get(a, "ok"))) {
+		t = json_object_get(a, "times_ms");
+		if (json_array_size(t)) {
+			r->times_ms = realloc(r->times_ms, sizeof(double) * ((size_t)r->n_times + json_array_size(t) + 1));
+			json_array_foreach(t, i, v)
+				r->times_ms[r->n_times++] = json_number_value(v);
+		}
+		r->ok = 1;
+		snprintf(r->status, sizeof(r->status), "ok");
+		return;
+	}
+	const char *s = json_string_value(json_object_get(a, "status"));
+	const char *m = json_string_value(json_object_get(a, "message"));
+	r->ok = 0;
+	snprintf(r->status, sizeof(r->status), "%s", s ? s : "crash");
+	snprintf(r->message, sizeof(r->message), "%s", m ? m : "");
+	if (!strcmp(r->status, "forbidden_syscall") && json_is_integer(json_object_get(a, "syscall"))) {
+		char name[64];
+		r->syscall_nr = (int)json_integer_value(json_object_get(a, "syscall"));
+		syscall_name(r->syscall_nr, (uint32_t)json_integer_value(json_object_get(a, "arch")), name,
+			     sizeof(name));
+		snprintf(r->message, sizeof(r->message),
+			 "the kernel called %s (syscall %d), which the sandbox forbids: kernels may not open files, "
+			 "start processes, use the network or signal other processes%s",
+			 name, r->syscall_nr, strstr(m ? m : "", " on input set") ? strstr(m, " on input set") : "");
+	}
+}
+
+/* Status for a harness that ended without an answer. */
+static void take_death(struct pragma_run_result *r, const struct pragma_child *c, const char *err_tail)
+{
+	char st[64];
+
+	r->ok = 0;
+	if (c->timed_out) {
+		snprintf(r->status, sizeof(r->status), "timeout");
+		snprintf(r->message, sizeof(r->message),
+			 "the kernel did not finish within %.0f ms (killed); look for a loop that never ends", c->wall_ms);
+	} else if (c->signaled) {
+		snprintf(r->status, sizeof(r->status), "%s", signal_status(c->term_sig));
+		if (c->term_sig == SIGXCPU)
+			snprintf(r->message, sizeof(r->message), "the kernel used up its CPU-time limit");
+		else if (c->term_sig == SIGKILL)
+			snprintf(r->message, sizeof(r->message),
+				 "the harness was killed by SIGKILL (out of memory? max RSS %ld MiB)",
+				 c->usage.ru_maxrss / 1024);
+		else if (c->term_sig == SIGXFSZ)
+			snprintf(r->message, sizeof(r->message), "the harness exceeded the file-size limit");
+		else
+			snprintf(r->message, sizeof(r->message), "the harness was %s%s%.300s",
+				 pragma_child_status_str(c, st, sizeof(st)), err_tail && *err_tail ? "; stderr: " : "",
+				 err_tail ? err_tail : "");
+	} else {
+		snprintf(r->status, sizeof(r->status), "crash");
+		snprintf(r->message, sizeof(r->message), "the harness %s without a result%s%.300s",
+			 pragma_child_status_str(c, st, sizeof(st)), err_tail && *err_tail ? "; stderr: " : "",
+			 err_tail ? err_tail : "");
+	}
+}
+
+static void child_env(const struct pragma_run_opts *o, struct pragma_buf *omp, const char **env)
+{
+	pragma_buf_reset(omp);
+	pragma_buf_addf(omp, "OMP_NUM_THREADS=%d", o->threads > 0 ? o->threads : pragma_usable_cores());
+	env[0] = omp->data;
+	env[1] = "OMP_PROC_BIND=false";
+	env[2] = "LD_PRELOAD";   /* unset: the baseline's tcmalloc is not the candidate's business */
+	env[3] = "MALLOC_PERTURB_";
+	env[4] = NULL;
+}
+
+int pragma_run_kernel(const struct pragma_run_opts *o, struct pragma_run_result *r, struct pragma_err *err)
+{
+	struct pragma_buf req_path = PRAGMA_BUF_INIT, harness = PRAGMA_BUF_INIT, omp = PRAGMA_BUF_INIT;
+	struct pragma_child c = PRAGMA_CHILD_INIT;
+	struct pragma_rlimits lim;
+	const char *argv[3];
+	const char *env[6];
+	json_t *ans = NULL;
+	int ret = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->syscall_nr = -1;
+	if (write_request(o, o->time_mode ? "time" : "run", &req_path, err) < 0 || pragma_harness_path(&harness, err) < 0)
+		goto out;
 	argv[0] = harness.data;
 	argv[1] = req_path.data;
 	argv[2] = NULL;
-	pragma_buf_addf(&omp, "OMP_NUM_THREADS=%d", o->threads > 0 ? o->threads : pragma_usable_cores());
-	env[0] = omp.data;
-	env[1] = "OMP_PROC_BIND=false";
-	env[2] = "LD_PRELOAD";   /* unset: the baseline's tcmalloc is not the candidate's business */
-	env[3] = NULL;
+	child_env(o, &omp, env);
 	c.argv = argv;
 	c.env = env;
 	c.timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 60000;
-	c.limits = o->limits;
+	if (o->limits) {
+		c.limits = o->limits;
+	} else if (o->sandbox) {
+		pragma_run_default_limits(o, &lim);
+		c.limits = &lim;
+	}
 	c.out_cap = 1 << 20;
 	c.err_cap = 64 << 10;
 	if (pragma_child_run(&c, err) < 0)
@@ -160,46 +386,268 @@ int pragma_run_kernel(const struct pragma_run_opts *o, struct pragma_run_result 
 	r->user_s = c.usage.ru_utime.tv_sec + c.usage.ru_utime.tv_usec / 1e6;
 	r->sys_s = c.usage.ru_stime.tv_sec + c.usage.ru_stime.tv_usec / 1e6;
 
-	json_error_t jerr;
-	r->raw = json_loadb(c.out.data, c.out.len, 0, &jerr);
+	/* The first line is the answer (a kernel's own prints went to stderr). */
+	{
+		size_t n = strcspn(c.out.data, "\n");
+		json_error_t jerr;
+		ans = json_loadb(c.out.data, n, 0, &jerr);
+	}
+	pragma_buf_rtrim(&c.err);
 	if (c.timed_out) {
-		snprintf(r->status, sizeof(r->status), "timeout");
-		snprintf(r->message, sizeof(r->message), "the kernel did not finish within %d ms", c.timeout_ms);
+		take_death(r, &c, NULL);
+	} else if (ans && json_is_object(ans)) {
+		take_answer(r, ans);
+		r->raw = ans;
+		ans = NULL;
+		if (r->ok && !(c.exited && c.exit_code == 0)) {
+			/* Said ok, then died: a thread left behind crashed it. */
+			take_death(r, &c, c.err.data);
+			snprintf(r->status, sizeof(r->status), "work_after_return");
+			snprintf(r->message + strlen(r->message), sizeof(r->message) - strlen(r->message),
+				 " after its last call had returned: a thread the kernel started kept running");
+		}
 	} else if (c.signaled) {
-		char st[64];
-		snprintf(r->status, sizeof(r->status), "%s", signal_status(c.term_sig));
-		snprintf(r->message, sizeof(r->message), "the harness was %s%s%.300s",
-			 pragma_child_status_str(&c, st, sizeof(st)), c.err.len ? "; stderr: " : "", c.err.data);
-	} else if (r->raw && json_is_true(json_object_get(r->raw, "ok"))) {
-		json_t *t = json_object_get(r->raw, "times_ms"), *v;
-		size_t i;
-		r->ok = 1;
-		snprintf(r->status, sizeof(r->status), "ok");
-		r->n_times = (int)json_array_size(t);
-		r->times_ms = calloc((size_t)r->n_times + 1, sizeof(double));
-		json_array_foreach(t, i, v)
-			r->times_ms[i] = json_number_value(v);
-		r->calls = (int)json_integer_value(json_object_get(r->raw, "calls"));
-	} else if (r->raw) {
-		const char *s = json_string_value(json_object_get(r->raw, "status"));
-		const char *m = json_string_value(json_object_get(r->raw, "message"));
-		snprintf(r->status, sizeof(r->status), "%s", s ? s : "crash");
-		snprintf(r->message, sizeof(r->message), "%s", m ? m : "");
+		take_death(r, &c, c.err.data);
+		if (c.term_sig == SIGSYS)
+			snprintf(r->message, sizeof(r->message),
+				 "the kernel made a forbidden system call (killed by SIGSYS)");
 	} else {
-		char st[64];
-		snprintf(r->status, sizeof(r->status), "crash");
-		snprintf(r->message, sizeof(r->message), "the harness %s without a result%s%.300s",
-			 pragma_child_status_str(&c, st, sizeof(st)), c.err.len ? "; stderr: " : "", c.err.data);
+		take_death(r, &c, c.err.data);
 	}
 	ret = 0;
 out:
-	free(dump);
-	json_decref(req);
-	json_decref(sets);
+	json_decref(ans);
 	pragma_child_release(&c);
 	pragma_buf_release(&req_path);
 	pragma_buf_release(&harness);
-	pragma_buf_release(&exe);
 	pragma_buf_release(&omp);
 	return ret;
+}
+
+/* ------------------------------------------------------------- serve mode */
+
+struct pragma_run_server {
+	struct pragma_child c;
+	struct pragma_rlimits lim;
+	struct pragma_buf harness, req_path, omp, in;
+	const char *argv[3];
+	const char *env[6];
+	int to, from;
+	int dead;
+};
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Read one line (without '\n') into line within timeout_ms. 1: got it;
+ * 0: EOF; -1: timeout. */
+static int read_line(struct pragma_run_server *s, struct pragma_buf *line, int timeout_ms)
+{
+	double deadline = mono_ms() + timeout_ms;
+
+	for (;;) {
+		char *nl = memchr(s->in.data, '\n', s->in.len);
+		if (nl) {
+			size_t n = (size_t)(nl - s->in.data);
+			pragma_buf_reset(line);
+			pragma_buf_add(line, s->in.data, n);
+			memmove(s->in.data, nl + 1, s->in.len - n - 1);
+			pragma_buf_setlen(&s->in, s->in.len - n - 1);
+			return 1;
+		}
+		if (s->in.len > (8u << 20))
+			return 0; /* garbage without newlines: treat as a dead harness */
+		double left = deadline - mono_ms();
+		if (left <= 0)
+			return -1;
+		struct pollfd p = { .fd = s->from, .events = POLLIN };
+		int pr = poll(&p, 1, (int)left + 1);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0)
+			continue;
+		char chunk[65536];
+		ssize_t n = read(s->from, chunk, sizeof(chunk));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			return 0;
+		pragma_buf_add(&s->in, chunk, (size_t)n);
+	}
+}
+
+/* write() to a pipe whose reader may be gone, without SIGPIPE killing us
+ * and without touching the process's signal dispositions. */
+static int write_nosigpipe(int fd, const char *buf, size_t len)
+{
+	sigset_t pipe_set, old;
+	ssize_t n;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	n = write(fd, buf, len);
+	if (n < 0 && errno == EPIPE) {
+		struct timespec zero = { 0, 0 };
+		sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+/* The server is gone or misbehaved: kill, reap, and say why in r. */
+static void serve_died(struct pragma_run_server *s, struct pragma_run_result *r, int timed_out)
+{
+	if (s->dead)
+		return;
+	if (timed_out) {
+		pragma_child_kill(&s->c);
+		s->c.timed_out = 1;
+	} else {
+		pragma_child_wait(&s->c, 5000);
+	}
+	s->dead = 1;
+	r->maxrss_kb = s->c.usage.ru_maxrss;
+	take_death(r, &s->c, NULL);
+	if (s->c.signaled && s->c.term_sig == SIGSYS)
+		snprintf(r->message, sizeof(r->message), "the kernel made a forbidden system call (killed by SIGSYS)");
+}
+
+/* Wait for one answer line; 1: r filled from it, 0: died (r says how). */
+static int serve_answer(struct pragma_run_server *s, int timeout_ms, struct pragma_run_result *r)
+{
+	struct pragma_buf line = PRAGMA_BUF_INIT;
+	json_error_t jerr;
+	json_t *a;
+	int got = read_line(s, &line, timeout_ms);
+
+	if (got <= 0) {
+		pragma_buf_release(&line);
+		serve_died(s, r, got < 0);
+		return 0;
+	}
+	a = json_loadb(line.data, line.len, 0, &jerr);
+	pragma_buf_release(&line);
+	if (!a || !json_is_object(a)) {
+		json_decref(a);
+		serve_died(s, r, 1);
+		snprintf(r->status, sizeof(r->status), "crash");
+		snprintf(r->message, sizeof(r->message), "the harness answered garbage (the kernel wrote to its channel?)");
+		return 0;
+	}
+	take_answer(r, a);
+	json_decref(r->raw);
+	r->raw = a;
+	if (!r->ok) {
+		/* The harness reported a failure and exits. */
+		pragma_child_wait(&s->c, 5000);
+		s->dead = 1;
+		return 0;
+	}
+	return 1;
+}
+
+int pragma_run_serve_start(const struct pragma_run_opts *o, struct pragma_run_server **out,
+			   struct pragma_run_result *r, struct pragma_err *err)
+{
+	struct pragma_run_server *s = calloc(1, sizeof(*s));
+	struct pragma_run_opts so = *o;
+
+	*out = NULL;
+	memset(r, 0, sizeof(*r));
+	r->syscall_nr = -1;
+	so.time_mode = 1;
+	so.reps = 0;
+	pragma_buf_init(&s->harness);
+	pragma_buf_init(&s->req_path);
+	pragma_buf_init(&s->omp);
+	pragma_buf_init(&s->in);
+	s->c = (struct pragma_child)PRAGMA_CHILD_INIT;
+	s->to = s->from = -1;
+	if (write_request(&so, "serve", &s->req_path, err) < 0 || pragma_harness_path(&s->harness, err) < 0)
+		goto fail;
+	s->argv[0] = s->harness.data;
+	s->argv[1] = s->req_path.data;
+	s->argv[2] = NULL;
+	child_env(o, &s->omp, s->env);
+	s->c.argv = s->argv;
+	s->c.env = s->env;
+	s->c.inherit_err = 0;
+	if (o->limits) {
+		s->c.limits = o->limits;
+	} else if (o->sandbox) {
+		pragma_run_default_limits(&so, &s->lim);
+		/* A server lives for many rounds: the CPU cap follows the
+		 * caller's overall deadline, not one run's. */
+		s->lim.cpu_seconds = 0;
+		s->c.limits = &s->lim;
+	}
+	if (pragma_child_start(&s->c, &s->to, &s->from, err) < 0)
+		goto fail;
+	if (!serve_answer(s, o->timeout_ms > 0 ? o->timeout_ms : 60000, r)) {
+		pragma_run_server_free(s);
+		return 0;
+	}
+	*out = s;
+	return 0;
+fail:
+	pragma_run_server_free(s);
+	return -1;
+}
+
+int pragma_run_serve_time(struct pragma_run_server *s, int reps, int timeout_ms, struct pragma_run_result *r,
+			  struct pragma_err *err)
+{
+	char cmd[32];
+	int n = snprintf(cmd, sizeof(cmd), "time %d\n", reps);
+
+	if (s->dead)
+		return pragma_err_set(err, PRAGMA_E_INTERNAL, "the harness server is gone");
+	if (write_nosigpipe(s->to, cmd, (size_t)n) < 0) {
+		serve_died(s, r, 0);
+		return 0;
+	}
+	serve_answer(s, timeout_ms > 0 ? timeout_ms : 60000, r);
+	return 0;
+}
+
+int pragma_run_serve_finish(struct pragma_run_server *s, struct pragma_run_result *r, struct pragma_err *err)
+{
+	if (s->dead)
+		return pragma_err_set(err, PRAGMA_E_INTERNAL, "the harness server is gone");
+	if (write_nosigpipe(s->to, "quit\n", 5) < 0) {
+		serve_died(s, r, 0);
+		return 0;
+	}
+	if (serve_answer(s, 60000, r)) {
+		pragma_child_wait(&s->c, 10000);
+		s->dead = 1;
+		r->maxrss_kb = s->c.usage.ru_maxrss;
+		r->user_s = s->c.usage.ru_utime.tv_sec + s->c.usage.ru_utime.tv_usec / 1e6;
+		r->sys_s = s->c.usage.ru_stime.tv_sec + s->c.usage.ru_stime.tv_usec / 1e6;
+	}
+	return 0;
+}
+
+void pragma_run_server_free(struct pragma_run_server *s)
+{
+	if (!s)
+		return;
+	if (s->to >= 0)
+		close(s->to);
+	if (s->from >= 0)
+		close(s->from);
+	if (!s->dead && s->c.pid > 0)
+		pragma_child_kill(&s->c);
+	pragma_child_release(&s->c);
+	pragma_buf_release(&s->harness);
+	pragma_buf_release(&s->req_path);
+	pragma_buf_release(&s->omp);
+	pragma_buf_release(&s->in);
+	free(s);
 }

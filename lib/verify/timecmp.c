@@ -1,0 +1,511 @@
+/*
+ * The final comparison (DESIGN 3.5): baseline and candidate each in one warm
+ * process — the PyTorch bridge in `time --serve` mode, or the native
+ * reference in a harness server — asked for rounds of timed calls in turn
+ * (B C, C B, B C, ... so neither always goes first). Same protocol on both
+ * sides: warm-up, cold cache by default, the verified input sets in turn,
+ * the same thread count. Speedup = baseline median / candidate median; its
+ * spread is the range and quartiles of the per-round ratios.
+ *
+ * The candidate's outputs of its last timed call on each set come back and
+ * are checked like any other (timed_mismatch), and a time below what the
+ * task's minimal bytes need at the machine's peak bandwidth is
+ * impossible_speed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pragma/bridge.h"
+#include "pragma/fs.h"
+#include "pragma/log.h"
+#include "pragma/machine.h"
+#include "verify/verify_priv.h"
+
+/* ------------------------------------------------------- the torch bridge */
+
+struct bridge {
+	struct pragma_child c;
+	int to, from;
+	struct pragma_buf in, script, dirs;
+	char warm[16], thr[16], fl[32];
+	const char *argv[160];
+	json_t *config;
+};
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* One JSON line from the bridge within timeout_ms, or NULL. */
+static json_t *bridge_line(struct bridge *b, int timeout_ms)
+{
+	double deadline = mono_ms() + timeout_ms;
+
+	for (;;) {
+		char *nl = memchr(b->in.data, '\n', b->in.len);
+		if (nl) {
+			size_t n = (size_t)(nl - b->in.data);
+			json_error_t jerr;
+			json_t *o = json_loadb(b->in.data, n, 0, &jerr);
+			memmove(b->in.data, nl + 1, b->in.len - n - 1);
+			pragma_buf_setlen(&b->in, b->in.len - n - 1);
+			if (o)
+				return o;
+			continue; /* not JSON: skip */
+		}
+		double left = deadline - mono_ms();
+		if (left <= 0 || b->in.len > (16u << 20))
+			return NULL;
+		struct pollfd p = { .fd = b->from, .events = POLLIN };
+		int r = poll(&p, 1, (int)left + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			continue;
+		char chunk[65536];
+		ssize_t n = read(b->from, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return NULL;
+		pragma_buf_add(&b->in, chunk, (size_t)n);
+	}
+}
+
+static int bridge_send(struct bridge *b, const char *s)
+{
+	sigset_t pipe_set, old;
+	ssize_t n;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	n = write(b->to, s, strlen(s));
+	if (n < 0 && errno == EPIPE) {
+		struct timespec zero = { 0, 0 };
+		sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+static void bridge_free(struct bridge *b)
+{
+	if (b->to >= 0)
+		close(b->to);
+	if (b->from >= 0)
+		close(b->from);
+	b->to = b->from = -1;
+	if (b->c.pid > 0)
+		pragma_child_wait(&b->c, 5000);
+	pragma_child_release(&b->c);
+	pragma_buf_release(&b->in);
+	pragma_buf_release(&b->script);
+	pragma_buf_release(&b->dirs);
+	json_decref(b->config);
+	b->config = NULL;
+}
+
+static int bridge_fail(struct bridge *b, json_t *ans, const char *what, struct pragma_err *err)
+{
+	const char *m = json_string_value(json_object_get(ans, "message"));
+
+	pragma_err_set(err, PRAGMA_E_ENV, "the PyTorch baseline failed %s%s%s", what, m ? ": " : "", m ? m : "");
+	pragma_err_hint(err, "try 'pragma baseline %s' to see the bridge's own error", "TASK");
+	json_decref(ans);
+	return -1;
+}
+
+static int bridge_start(struct bridge *b, struct vctx *c, int warmup, struct pragma_err *err)
+{
+	const struct pragma_task *t = c->t;
+	json_t *ready;
+	int n = 0;
+
+	memset(b, 0, sizeof(*b));
+	b->c = (struct pragma_child)PRAGMA_CHILD_INIT;
+	b->to = b->from = -1;
+	pragma_buf_init(&b->in);
+	pragma_buf_init(&b->script);
+	pragma_buf_init(&b->dirs);
+	if (pragma_data_path("bridge/pragma_bridge.py", &b->script, err) < 0)
+		return -1;
+	for (int s = 0; s < c->n_sets; s++)
+		pragma_buf_addf(&b->dirs, "%s%s", s ? "," : "", c->sets[s].dir);
+	snprintf(b->warm, sizeof(b->warm), "%d", warmup);
+	snprintf(b->thr, sizeof(b->thr), "%d", c->threads);
+	snprintf(b->fl, sizeof(b->fl), "%" PRIu64, pragma_flush_bytes());
+	b->argv[n++] = pragma_bridge_python();
+	b->argv[n++] = b->script.data;
+	b->argv[n++] = "time";
+	b->argv[n++] = t->path;
+	b->argv[n++] = "--data";
+	b->argv[n++] = b->dirs.data;
+	b->argv[n++] = "--warmup";
+	b->argv[n++] = b->warm;
+	b->argv[n++] = "--reps";
+	b->argv[n++] = "1";
+	b->argv[n++] = "--threads";
+	b->argv[n++] = b->thr;
+	b->argv[n++] = c->o->cold ? "--cold" : "--warm";
+	b->argv[n++] = "--flush-bytes";
+	b->argv[n++] = b->fl;
+	for (int k = 0; k < t->n_overrides && n < 150; k++) {
+		b->argv[n++] = "--set";
+		b->argv[n++] = t->overrides[k];
+	}
+	b->argv[n++] = "--serve";
+	b->argv[n] = NULL;
+	b->c.argv = b->argv;
+	b->c.env = pragma_bridge_env(c->threads);
+	b->c.inherit_err = 0;
+	if (pragma_child_start(&b->c, &b->to, &b->from, err) < 0) {
+		pragma_err_hint(err, "install python3-torch (scripts/install-deps.sh) or set PRAGMA_PYTHON");
+		return -1;
+	}
+	ready = bridge_line(b, 600000);
+	if (!ready || !json_is_true(json_object_get(ready, "ok")))
+		return bridge_fail(b, ready, "to start", err);
+	b->config = json_incref(json_object_get(ready, "config"));
+	json_decref(ready);
+	return 0;
+}
+
+/* Append one round's times to tm. */
+static int bridge_round(struct bridge *b, int reps, int timeout_ms, struct pragma_vtiming *tm, struct pragma_err *err)
+{
+	char cmd[32];
+	json_t *ans, *times, *x;
+	size_t i;
+
+	snprintf(cmd, sizeof(cmd), "time %d\n", reps);
+	if (bridge_send(b, cmd) < 0)
+		return bridge_fail(b, NULL, "(it exited)", err);
+	ans = bridge_line(b, timeout_ms);
+	if (!ans || !json_is_true(json_object_get(ans, "ok")))
+		return bridge_fail(b, ans, "during a round", err);
+	times = json_object_get(ans, "times_ms");
+	tm->times_ms = realloc(tm->times_ms, sizeof(double) * (size_t)(tm->n_times + (int)json_array_size(times) + 1));
+	json_array_foreach(times, i, x)
+		tm->times_ms[tm->n_times++] = json_number_value(x);
+	json_decref(ans);
+	return 0;
+}
+
+/* -------------------------------------------------------------- sides */
+
+struct side {
+	int is_bridge;
+	struct bridge br;
+	struct pragma_run_server *h;
+	struct pragma_run_opts ro;
+	struct pragma_run_result rr;
+	struct pragma_buf so;        /* native baseline's object */
+	const char *preload[16];
+	struct pragma_symbols syms;
+	struct pragma_vtiming *tm;
+};
+
+static void round_median(struct pragma_vtiming *tm, int from)
+{
+	struct pragma_stats st;
+
+	pragma_stats_compute(tm->times_ms + from, tm->n_times - from, &st);
+	tm->round_median = realloc(tm->round_median, sizeof(double) * (size_t)(tm->n_rounds + 1));
+	tm->round_median[tm->n_rounds++] = st.median;
+}
+
+static void harness_opts(struct vctx *c, struct pragma_run_opts *ro, const char *so, const char *sub,
+			 const char *const *preload, struct pragma_buf *dir)
+{
+	memset(ro, 0, sizeof(*ro));
+	pragma_buf_reset(dir);
+	pragma_buf_addf(dir, "%s/%s", c->work, sub);
+	ro->kernel_so = so;
+	ro->task = c->t;
+	ro->sets = c->sets;
+	ro->n_sets = c->n_sets;
+	ro->work_dir = dir->data;
+	ro->time_mode = 1;
+	ro->warmup = c->o->warmup >= 0 ? c->o->warmup : 3;
+	ro->cold = c->o->cold;
+	ro->threads = c->threads;
+	ro->timeout_ms = c->o->round_timeout_ms > 0 ? c->o->round_timeout_ms : 120000;
+	ro->sandbox = !c->o->no_sandbox;
+	ro->preload = preload;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double quantile(const double *sorted, int n, double q)
+{
+	double pos = q * (n - 1);
+	int lo = (int)pos;
+
+	if (n <= 0)
+		return 0;
+	if (lo + 1 >= n)
+		return sorted[n - 1];
+	return sorted[lo] + (pos - lo) * (sorted[lo + 1] - sorted[lo]);
+}
+
+/* The outputs of the timed calls, checked like the verified ones. */
+static int check_timed(struct vctx *c, const char *dir, json_t *timed_calls, struct pragma_err *err)
+{
+	struct vctx tc = *c;
+
+	snprintf(tc.work, sizeof(tc.work), "%s", dir);
+	for (int s = 0; s < c->n_sets; s++) {
+		if (json_integer_value(json_array_get(timed_calls, (size_t)s)) <= 0)
+			continue;
+		for (int k = 0; k < c->t->n_outputs; k++) {
+			struct pragma_tensor ref = PRAGMA_TENSOR_INIT, got = PRAGMA_TENSOR_INIT;
+			struct pragma_cmp m;
+			int rc = vload_ref(c, s, k, &ref, err) < 0 || vload_cand(&tc, s, "timed", k, &got, err) < 0 ? -1 : 0;
+
+			if (rc == 0 && pragma_compare(&got, &ref, c->atol, c->rtol, &m) == 0 && m.bad) {
+				char d[768];
+				vdescribe(d, sizeof(d), k, s, &ref, &m, " in a timed call");
+				vreject(c->v, PRAGMA_V_TIMED_MISMATCH,
+					"%s, though the verified calls were right: the kernel behaves differently on "
+					"later calls",
+					d);
+			}
+			pragma_tensor_release(&ref);
+			pragma_tensor_release(&got);
+			if (rc < 0)
+				return -1;
+			if (c->v->status)
+				return 0;
+		}
+	}
+	return 0;
+}
+
+static void pause_ms(int ms)
+{
+	struct timespec ts = { 0, ms * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
+{
+	struct pragma_verdict *v = c->v;
+	const struct pragma_verify_opts *o = c->o;
+	struct side base = { 0 }, cand = { 0 };
+	struct pragma_buf bdir = PRAGMA_BUF_INIT, cdir = PRAGMA_BUF_INIT;
+	int rounds = o->rounds > 0 ? o->rounds : 7, reps = o->reps > 0 ? o->reps : 10;
+	int warmup = o->warmup >= 0 ? o->warmup : 3;
+	int round_to = o->round_timeout_ms > 0 ? o->round_timeout_ms : 120000;
+	int ret = -1;
+	struct pragma_machine m;
+	struct pragma_err merr = PRAGMA_ERR_INIT;
+
+	v->timed = 1;
+	base.tm = &v->base;
+	cand.tm = &v->cand;
+	pragma_buf_init(&base.so);
+	pragma_buf_init(&cand.so);
+
+	/* The baseline's process. */
+	if (c->t->kind == PRAGMA_TASK_KERNELBENCH) {
+		base.is_bridge = 1;
+		if (bridge_start(&base.br, c, warmup, err) < 0)
+			goto out;
+		snprintf(v->baseline_kind, sizeof(v->baseline_kind), "pytorch");
+		v->baseline_config = json_incref(base.br.config);
+	} else {
+		struct pragma_buf src = PRAGMA_BUF_INIT;
+		pragma_buf_addf(&src, "%s/%s", c->t->path, c->t->has_baseline_c ? "baseline.c" : "reference.c");
+		if (pragma_build_cached(src.data, NULL, &base.so, err) < 0 ||
+		    pragma_symbols_read(base.so.data, &base.syms, err) < 0) {
+			pragma_err_prefix(err, "building the baseline %s", src.data);
+			pragma_buf_release(&src);
+			goto out;
+		}
+		pragma_buf_release(&src);
+		pragma_symbols_preload(&base.syms, base.preload, 16);
+		harness_opts(c, &base.ro, base.so.data, "timing-baseline", base.preload, &bdir);
+		if (pragma_run_serve_start(&base.ro, &base.h, &base.rr, err) < 0)
+			goto out;
+		if (!base.h) {
+			pragma_err_set(err, PRAGMA_E_INPUT, "the task's %s failed in the harness (%s): %s",
+				       c->t->has_baseline_c ? "baseline.c" : "reference.c", base.rr.status, base.rr.message);
+			goto out;
+		}
+		snprintf(v->baseline_kind, sizeof(v->baseline_kind), "%s",
+			 c->t->has_baseline_c ? "c-baseline" : "c-reference");
+		v->baseline_config = json_pack("{s:s, s:s, s:s, s:i}", "source",
+					       c->t->has_baseline_c ? "baseline.c" : "reference.c", "compiler",
+					       pragma_compiler_version(getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ?
+								       getenv("PRAGMA_CC") : "gcc"),
+					       "flags", "-O3 -march=native -fopenmp", "threads", c->threads);
+	}
+	json_object_set_new(v->baseline_config, "protocol",
+			    json_pack("{s:i, s:i, s:i, s:b, s:I, s:i, s:i, s:s}", "warmup", warmup, "rounds", rounds,
+				      "reps_per_round", reps, "cold", o->cold, "flush_bytes",
+				      (json_int_t)pragma_flush_bytes(), "threads", c->threads, "input_sets", c->n_sets,
+				      "order", "interleaved, alternating which side goes first"));
+
+	/* The candidate's process. */
+	harness_opts(c, &cand.ro, cand_so, "timing", c->preload, &cdir);
+	cand.ro.save_timed = 1;
+	cand.ro.final_settle_ms = 20;
+	if (pragma_run_serve_start(&cand.ro, &cand.h, &cand.rr, err) < 0)
+		goto out;
+	if (!cand.h) {
+		vfrom_run(v, &cand.rr, " while timed");
+		ret = 0;
+		goto out;
+	}
+
+	for (int r = 0; r < rounds; r++) {
+		struct side *order[2] = { &base, &cand };
+		if (r % 2) {
+			order[0] = &cand;
+			order[1] = &base;
+		}
+		for (int i = 0; i < 2; i++) {
+			struct side *sd = order[i];
+			int from = sd->tm->n_times;
+			/* Let the other side's spinning OpenMP threads go idle. */
+			pause_ms(20);
+			if (sd->is_bridge) {
+				if (bridge_round(&sd->br, reps, round_to, sd->tm, err) < 0)
+					goto out;
+			} else {
+				struct pragma_run_result *rr = &sd->rr;
+				free(rr->times_ms);
+				rr->times_ms = NULL;
+				rr->n_times = 0;
+				if (pragma_run_serve_time(sd->h, reps, round_to, rr, err) < 0)
+					goto out;
+				if (!rr->ok) {
+					if (sd == &base) {
+						pragma_err_set(err, PRAGMA_E_INPUT, "the task's baseline failed (%s): %s",
+							       rr->status, rr->message);
+						goto out;
+					}
+					vfrom_run(v, rr, " while timed");
+					ret = 0;
+					goto out;
+				}
+				sd->tm->times_ms = realloc(sd->tm->times_ms,
+							   sizeof(double) * (size_t)(sd->tm->n_times + rr->n_times + 1));
+				memcpy(sd->tm->times_ms + sd->tm->n_times, rr->times_ms, sizeof(double) * (size_t)rr->n_times);
+				sd->tm->n_times += rr->n_times;
+			}
+			round_median(sd->tm, from);
+		}
+	}
+
+	/* The candidate writes the outputs of its timed calls and reports. */
+	{
+		struct pragma_run_result fin = { 0 };
+		if (pragma_run_serve_finish(cand.h, &fin, err) < 0) {
+			pragma_run_result_release(&fin);
+			goto out;
+		}
+		if (!fin.ok) {
+			vfrom_run(v, &fin, " while timed");
+			pragma_run_result_release(&fin);
+			ret = 0;
+			goto out;
+		}
+		if (check_timed(c, cdir.data, json_object_get(fin.raw, "timed_calls"), err) < 0) {
+			pragma_run_result_release(&fin);
+			goto out;
+		}
+		pragma_run_result_release(&fin);
+		if (v->status) {
+			ret = 0;
+			goto out;
+		}
+	}
+
+	pragma_stats_compute(v->cand.times_ms, v->cand.n_times, &v->cand.stats);
+	pragma_stats_compute(v->base.times_ms, v->base.n_times, &v->base.stats);
+	if (v->cand.stats.median > 0)
+		v->speedup = v->base.stats.median / v->cand.stats.median;
+	{
+		int n = v->cand.n_rounds < v->base.n_rounds ? v->cand.n_rounds : v->base.n_rounds;
+		double *ratio = calloc((size_t)n + 1, sizeof(double));
+		for (int r = 0; r < n; r++)
+			ratio[r] = v->cand.round_median[r] > 0 ? v->base.round_median[r] / v->cand.round_median[r] : 0;
+		qsort(ratio, (size_t)n, sizeof(double), cmp_double);
+		v->speedup_min = n ? ratio[0] : 0;
+		v->speedup_max = n ? ratio[n - 1] : 0;
+		v->speedup_q1 = quantile(ratio, n, 0.25);
+		v->speedup_q3 = quantile(ratio, n, 0.75);
+		free(ratio);
+	}
+
+	/* Rates and the physical limits. */
+	if (v->cand.stats.median > 0) {
+		if (c->t->bytes > 0)
+			v->gbs = c->t->bytes / v->cand.stats.median / 1e6;
+		if (c->t->flops > 0)
+			v->gflops = c->t->flops / v->cand.stats.median / 1e6;
+	}
+	if (pragma_machine_load(&m, 0, &merr) < 0) {
+		vwarn(v, "no machine peaks (%s): impossible_speed not checked", merr.msg);
+	} else {
+		double margin = o->speed_margin > 0 ? o->speed_margin : 1.5;
+		v->peak_gbs = m.peak_gbs;
+		v->peak_gflops = m.peak_gflops;
+		/* Warm-cache timing of data that fits in cache may beat DRAM
+		 * honestly; cold runs flush more than the LLC before each call. */
+		int cache_resident = !o->cold && m.llc_bytes && c->t->bytes < 2.0 * (double)m.llc_bytes;
+		if (m.peak_gbs > 0 && v->gbs > margin * m.peak_gbs && !cache_resident)
+			vreject(v, PRAGMA_V_IMPOSSIBLE_SPEED,
+				"median %.4g ms for %.1f MB of minimal traffic is %.1f GB/s, above %.1fx the measured "
+				"peak of %.1f GB/s: the timed call cannot have done the work",
+				v->cand.stats.median, c->t->bytes / 1e6, v->gbs, margin, m.peak_gbs);
+		else if (m.peak_gflops > 0 && v->gflops > m.peak_gflops)
+			vwarn(v,
+			      "%.1f GFLOP/s is above the measured FP32 peak of %.1f GFLOP/s: fine for algorithms that do "
+			      "fewer FLOPs than the task's count (Winograd, Strassen), suspicious otherwise",
+			      v->gflops, m.peak_gflops);
+	}
+	if (v->status)
+		v->speedup = 0;
+	ret = 0;
+out:
+	if (base.is_bridge) {
+		if (base.br.to >= 0)
+			bridge_send(&base.br, "quit\n");
+		bridge_free(&base.br);
+	} else {
+		if (base.h)
+			pragma_run_serve_finish(base.h, &base.rr, &merr);
+		pragma_run_server_free(base.h);
+	}
+	pragma_run_server_free(cand.h);
+	pragma_run_result_release(&base.rr);
+	pragma_run_result_release(&cand.rr);
+	pragma_symbols_release(&base.syms);
+	pragma_buf_release(&base.so);
+	pragma_buf_release(&cand.so);
+	pragma_buf_release(&bdir);
+	pragma_buf_release(&cdir);
+	return ret;
+}

@@ -1,0 +1,162 @@
+/* Verdict categories, their hints, and the verdict as JSON. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pragma/verify.h"
+
+static const struct {
+	const char *name;
+	const char *hint;
+} vstatus[PRAGMA_V__COUNT] = {
+	[PRAGMA_V_OK] = { "ok", "" },
+	[PRAGMA_V_INVALID_SOURCE] = { "invalid_source", "send one complete C source file as UTF-8 text" },
+	[PRAGMA_V_FORBIDDEN_FLAG] = { "forbidden_flag",
+				      "ask only for optimization/code-generation flags (-O*, -f*, -m*, --param) and "
+				      "-D tunables" },
+	[PRAGMA_V_COMPILE_ERROR] = { "compile_error", "fix the first compiler error; the full log is attached" },
+	[PRAGMA_V_LINK_FORBIDDEN] = { "link_forbidden",
+				      "use only libc basics, libm, OpenMP, pthreads and intrinsics: no BLAS, files, "
+				      "network, processes or dynamic loading" },
+	[PRAGMA_V_CRASH] = { "crash", "look for out-of-bounds indexing, unaligned aligned-loads, or stack overuse" },
+	[PRAGMA_V_TIMEOUT] = { "timeout", "look for a loop that never ends or a deadlock between threads" },
+	[PRAGMA_V_MEMORY_LIMIT] = { "memory_limit", "allocate far less: the task's inputs and outputs plus "
+						    "small scratch buffers" },
+	[PRAGMA_V_KERNEL_ERROR] = { "kernel_error", "pk_forward must return 0; check the shape/dtype checks it "
+						    "makes" },
+	[PRAGMA_V_FORBIDDEN_SYSCALL] = { "forbidden_syscall", "no files, processes, network or signals to other "
+							      "processes, not even through raw system calls" },
+	[PRAGMA_V_MODIFIED_INPUT] = { "modified_input", "inputs are read-only: use a scratch buffer" },
+	[PRAGMA_V_WORK_AFTER_RETURN] = { "work_after_return",
+					 "join every thread (or end the parallel region) before pk_forward returns" },
+	[PRAGMA_V_UNWRITTEN_OUTPUT] = { "unwritten_output",
+					"write every element of every output on every call (check loop bounds and "
+					"remainders)" },
+	[PRAGMA_V_NAN_OUTPUT] = { "nan_output", "look for 0/0, log of negatives, overflow in exp, or reads of "
+						"uninitialized memory" },
+	[PRAGMA_V_WRONG_OUTPUT] = { "wrong_output", "compare the indexing and the math with the reference at the "
+						    "element shown" },
+	[PRAGMA_V_OUTPUT_CACHED] = { "output_cached", "compute from the inputs on every call; keep nothing "
+						      "between calls" },
+	[PRAGMA_V_NONDETERMINISTIC] = { "nondeterministic",
+					"look for a data race: shared accumulators, missing reductions or barriers" },
+	[PRAGMA_V_TIMED_MISMATCH] = { "timed_mismatch", "behave the same on every call: no state kept between "
+							"calls, no shortcuts after the first calls" },
+	[PRAGMA_V_IMPOSSIBLE_SPEED] = { "impossible_speed",
+					"the measured time is below what moving the data needs: the work happened "
+					"outside the timed call or was skipped" },
+	[PRAGMA_V_SANDBOX_ERROR] = { "sandbox_error", "pragma could not confine the harness (run pragma doctor)" },
+};
+
+const char *pragma_vstatus_name(enum pragma_vstatus s)
+{
+	return s >= 0 && s < PRAGMA_V__COUNT ? vstatus[s].name : "unknown";
+}
+
+const char *pragma_vstatus_hint(enum pragma_vstatus s)
+{
+	return s >= 0 && s < PRAGMA_V__COUNT ? vstatus[s].hint : "";
+}
+
+enum pragma_vstatus pragma_vstatus_from_name(const char *name)
+{
+	for (int i = 0; i < PRAGMA_V__COUNT; i++)
+		if (name && !strcmp(name, vstatus[i].name))
+			return (enum pragma_vstatus)i;
+	/* The harness's own words for the same things. */
+	if (name && !strcmp(name, "link_error"))
+		return PRAGMA_V_LINK_FORBIDDEN;
+	if (name && !strcmp(name, "output_limit"))
+		return PRAGMA_V_MEMORY_LIMIT;
+	return PRAGMA_V_CRASH;
+}
+
+void pragma_verdict_init(struct pragma_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	pragma_buf_init(&v->compile_log);
+}
+
+static void timing_release(struct pragma_vtiming *t)
+{
+	free(t->times_ms);
+	free(t->round_median);
+}
+
+void pragma_verdict_release(struct pragma_verdict *v)
+{
+	for (int i = 0; i < v->n_flags; i++)
+		free(v->flags[i]);
+	free(v->flags);
+	for (int i = 0; i < v->n_warnings; i++)
+		free(v->warnings[i]);
+	free(v->warnings);
+	pragma_buf_release(&v->compile_log);
+	timing_release(&v->cand);
+	timing_release(&v->base);
+	json_decref(v->baseline_config);
+	memset(v, 0, sizeof(*v));
+	pragma_buf_init(&v->compile_log);
+}
+
+static json_t *num(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
+
+json_t *pragma_verdict_json(const struct pragma_verdict *v)
+{
+	json_t *o = json_object(), *flags = json_array(), *warn = json_array();
+
+	json_object_set_new(o, "status", json_string(pragma_vstatus_name(v->status)));
+	json_object_set_new(o, "message", json_string(v->message));
+	if (v->status != PRAGMA_V_OK)
+		json_object_set_new(o, "hint", json_string(pragma_vstatus_hint(v->status)));
+	json_object_set_new(o, "task", json_string(v->task));
+	json_object_set_new(o, "input_sets", json_integer(v->n_sets));
+	json_object_set_new(o, "tolerance", json_pack("{s:o, s:o}", "atol", num(v->atol), "rtol", num(v->rtol)));
+	json_object_set_new(o, "sandbox",
+			    json_pack("{s:b, s:b, s:s, s:b}", "enabled", v->sandboxed, "seccomp", v->seccomp,
+				      "landlock", v->landlock[0] ? v->landlock : "not reached", "compiler_jailed",
+				      v->compile_jailed));
+	for (int i = 0; i < v->n_flags; i++)
+		json_array_append_new(flags, json_string(v->flags[i]));
+	json_object_set_new(o, "compile", json_pack("{s:s, s:o, s:s#}", "compiler", v->compiler, "flags", flags, "log",
+						   v->compile_log.data,
+						   (int)(v->compile_log.len > 4000 ? 4000 : v->compile_log.len)));
+	if (v->status == PRAGMA_V_OK || v->max_abs_err > 0)
+		json_object_set_new(o, "error", json_pack("{s:o, s:o}", "max_abs", num(v->max_abs_err), "max_rel",
+							 num(v->max_rel_err)));
+	if (v->wall_ms > 0)
+		json_object_set_new(o, "resources",
+				    json_pack("{s:f, s:f, s:f, s:i}", "wall_ms", v->wall_ms, "user_s", v->user_s, "sys_s",
+					      v->sys_s, "maxrss_kb", (int)v->maxrss_kb));
+	json_object_set_new(o, "artifacts", json_pack("{s:s, s:s}", "so", v->so_path, "work_dir", v->work_dir));
+	if (v->timed && v->cand.stats.count) {
+		json_t *ratios = json_array();
+		json_object_set_new(o, "time_ms", pragma_stats_json(&v->cand.stats));
+		if (v->base.stats.count)
+			json_object_set_new(o, "baseline_ms", pragma_stats_json(&v->base.stats));
+		json_object_set_new(o, "baseline", json_pack("{s:s, s:O}", "kind", v->baseline_kind, "config",
+							    v->baseline_config ? v->baseline_config : json_null()));
+		for (int r = 0; r < v->cand.n_rounds && r < v->base.n_rounds; r++)
+			json_array_append_new(ratios, num(v->cand.round_median[r] > 0 ?
+								  v->base.round_median[r] / v->cand.round_median[r] :
+								  NAN));
+		json_object_set_new(o, "speedup", v->speedup > 0 ? json_real(v->speedup) : json_null());
+		json_object_set_new(o, "speedup_spread",
+				    json_pack("{s:o, s:o, s:o, s:o, s:o}", "min", num(v->speedup_min), "q1",
+					      num(v->speedup_q1), "q3", num(v->speedup_q3), "max", num(v->speedup_max),
+					      "rounds", ratios));
+		json_object_set_new(o, "gbs", v->gbs > 0 ? json_real(v->gbs) : json_null());
+		json_object_set_new(o, "gflops", v->gflops > 0 ? json_real(v->gflops) : json_null());
+		json_object_set_new(o, "peaks", json_pack("{s:o, s:o}", "gbs", v->peak_gbs > 0 ? json_real(v->peak_gbs) :
+									     json_null(),
+							 "gflops", v->peak_gflops > 0 ? json_real(v->peak_gflops) :
+											json_null()));
+	}
+	for (int i = 0; i < v->n_warnings; i++)
+		json_array_append_new(warn, json_string(v->warnings[i]));
+	json_object_set_new(o, "warnings", warn);
+	return o;
+}

@@ -1,0 +1,504 @@
+/*
+ * The Verifier's correctness half (DESIGN 3.4). The harness makes three
+ * passes over the input sets in one sandboxed process:
+ *   out:  set s on its own buffers                 (correctness)
+ *   rep:  set s again                              (two calls must agree)
+ *   swap: set s's data in set s-1's buffers        (no caching by address)
+ * and this process compares everything with the reference; the harness
+ * never sees it. Checks in order of what explains a failure best:
+ * harness-detected faults, unwritten outputs, nondeterminism, cached
+ * outputs, NaN, wrong values.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "pragma/fs.h"
+#include "pragma/hash.h"
+#include "pragma/log.h"
+#include "verify/verify_priv.h"
+
+int vreject(struct pragma_verdict *v, enum pragma_vstatus s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (v->status != PRAGMA_V_OK)
+		return 0;
+	v->status = s;
+	va_start(ap, fmt);
+	vsnprintf(v->message, sizeof(v->message), fmt, ap);
+	va_end(ap);
+	/* One line: the Conductor and logs take it as such. */
+	for (char *p = v->message; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	return 0;
+}
+
+void vwarn(struct pragma_verdict *v, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	v->warnings = realloc(v->warnings, sizeof(char *) * (size_t)(v->n_warnings + 1));
+	v->warnings[v->n_warnings++] = strdup(buf);
+}
+
+int vload_ref(struct vctx *c, int s, int k, struct pragma_tensor *t, struct pragma_err *err)
+{
+	char p[4200];
+
+	pragma_ref_output_path(&c->sets[s], k, p, sizeof(p));
+	return pragma_npy_read(p, (int)c->t->outputs[k].dtype, t, err);
+}
+
+int vload_cand(struct vctx *c, int s, const char *name, int k, struct pragma_tensor *t, struct pragma_err *err)
+{
+	char p[4400];
+
+	snprintf(p, sizeof(p), "%s/set%d/%s_%03d.npy", c->work, s, name, k);
+	if (pragma_npy_read(p, (int)c->t->outputs[k].dtype, t, err) < 0) {
+		pragma_err_prefix(err, "the harness's outputs");
+		err->kind = PRAGMA_E_INTERNAL;
+		return -1;
+	}
+	return 0;
+}
+
+static void fmt_val(char *out, size_t len, double x)
+{
+	if (x != x)
+		snprintf(out, len, "nan");
+	else
+		snprintf(out, len, "%.6g", x);
+}
+
+void vdescribe(char *out, size_t len, int k, int set, const struct pragma_tensor *want, const struct pragma_cmp *cmp,
+	       const char *what)
+{
+	char idx[128], g[32], w[32];
+
+	pragma_index_str(cmp->first_bad, want->shape, want->ndim, idx, sizeof(idx));
+	fmt_val(g, sizeof(g), cmp->got);
+	fmt_val(w, sizeof(w), cmp->want);
+	if (cmp->unwritten == cmp->bad)
+		snprintf(out, len,
+			 "output[%d] not written%s: %lld of %lld elements still hold the NaN poison on input set %d "
+			 "(first at %s)",
+			 k, what, (long long)cmp->unwritten, (long long)cmp->n, set, idx);
+	else if (cmp->nonfinite)
+		snprintf(out, len,
+			 "output[%d] has NaN/Inf where the reference is finite%s at %s on input set %d: got %s, "
+			 "expected %s; %lld of %lld elements off (%lld non-finite)",
+			 k, what, idx, set, g, w, (long long)cmp->bad, (long long)cmp->n, (long long)cmp->nonfinite);
+	else
+		snprintf(out, len, "output[%d] wrong%s at %s on input set %d: got %s, expected %s; %lld of %lld elements off",
+			 k, what, idx, set, g, w, (long long)cmp->bad, (long long)cmp->n);
+}
+
+void vfrom_run(struct pragma_verdict *v, const struct pragma_run_result *r, const char *when)
+{
+	enum pragma_vstatus s = pragma_vstatus_from_name(r->status);
+
+	if (!strcmp(r->status, "harness_error")) {
+		vreject(v, PRAGMA_V_CRASH, "the harness failed%s: %s", when, r->message);
+		return;
+	}
+	/* A crash or failure right after a failed allocation is the allocation's fault. */
+	if (r->alloc_failures && (s == PRAGMA_V_CRASH || s == PRAGMA_V_KERNEL_ERROR))
+		vreject(v, PRAGMA_V_MEMORY_LIMIT,
+			"an allocation of %.1f MB failed under the address-space limit%s, then: %s",
+			r->alloc_largest / 1e6, when, r->message);
+	else
+		vreject(v, s, "%s%s", *when ? "while timed: " : "", r->message);
+}
+
+/* ---------------------------------------------------------------- checks */
+
+static uint64_t thash(const struct pragma_tensor *t)
+{
+	return pragma_hash64(t->data, t->nbytes, 0x0c0ffee);
+}
+
+struct outs {
+	uint64_t *ref_h, *out_h;     /* [set * n_out + k] */
+};
+
+/* Compare the three passes with the reference. */
+static int check_outputs(struct vctx *c, int have_swap, struct pragma_err *err)
+{
+	const struct pragma_task *t = c->t;
+	struct pragma_verdict *v = c->v;
+	int n = c->n_sets, no = t->n_outputs, ret = -1;
+	uint64_t *ref_h = calloc((size_t)(n * no) + 1, sizeof(uint64_t));
+	uint64_t *out_h = calloc((size_t)(n * no) + 1, sizeof(uint64_t));
+	/* First failure of each kind, as messages. */
+	char unwritten[768] = "", nondet[768] = "", nan[768] = "", wrong[768] = "", cached[768] = "";
+	int wrong_set = -1, wrong_k = -1;
+
+	for (int s = 0; s < n; s++)
+		for (int k = 0; k < no; k++) {
+			struct pragma_tensor ref = PRAGMA_TENSOR_INIT, out = PRAGMA_TENSOR_INIT, rep = PRAGMA_TENSOR_INIT;
+			struct pragma_tensor sw = PRAGMA_TENSOR_INIT;
+			struct pragma_cmp m, d, q;
+			int ok = 0;
+
+			if (vload_ref(c, s, k, &ref, err) < 0 || vload_cand(c, s, "out", k, &out, err) < 0 ||
+			    vload_cand(c, s, "rep", k, &rep, err) < 0 ||
+			    (have_swap && vload_cand(c, s, "swap", k, &sw, err) < 0))
+				goto next;
+			ref_h[s * no + k] = thash(&ref);
+			out_h[s * no + k] = thash(&out);
+			if (pragma_compare(&out, &ref, c->atol, c->rtol, &m) < 0) {
+				pragma_err_set(err, PRAGMA_E_INTERNAL, "output %d of set %d: shape/dtype mismatch", k, s);
+				goto next;
+			}
+			if (m.max_abs_err > v->max_abs_err)
+				v->max_abs_err = m.max_abs_err;
+			if (m.max_rel_err > v->max_rel_err)
+				v->max_rel_err = m.max_rel_err;
+			if (m.bad) {
+				char *slot = m.unwritten == m.bad ? unwritten : m.nonfinite ? nan : wrong;
+				if (!*slot)
+					vdescribe(slot, 768, k, s, &ref, &m, "");
+				if (slot == wrong && wrong_set < 0) {
+					wrong_set = s;
+					wrong_k = k;
+				}
+			}
+			/* Two calls on identical inputs: the second must agree
+			 * with the first within the tolerance. */
+			pragma_compare(&rep, &ref, c->atol, c->rtol, &q);
+			if (q.bad && q.unwritten == q.bad && !*unwritten)
+				vdescribe(unwritten, sizeof(unwritten), k, s, &ref, &q, " on the second call");
+			pragma_compare(&rep, &out, c->atol, c->rtol, &d);
+			if (d.bad && !*nondet && !(d.unwritten == d.bad)) {
+				char idx[128];
+				pragma_index_str(d.first_bad, ref.shape, ref.ndim, idx, sizeof(idx));
+				snprintf(nondet, sizeof(nondet),
+					 "two calls on identical inputs (set %d) disagree: output[%d] at %s was %.6g, "
+					 "then %.6g; %lld of %lld elements differ beyond the tolerance",
+					 s, k, idx, d.want, d.got, (long long)d.bad, (long long)d.n);
+			}
+			if (have_swap) {
+				struct pragma_cmp w;
+				pragma_compare(&sw, &ref, c->atol, c->rtol, &w);
+				if (w.bad && w.unwritten == w.bad && !*unwritten)
+					vdescribe(unwritten, sizeof(unwritten), k, s, &ref, &w,
+						  " when its inputs sat in another set's buffers");
+				else if (w.bad && !*cached) {
+					/* Same bytes as the earlier answer for those buffers? */
+					int prev = (s + n - 1) % n;
+					struct pragma_tensor po = PRAGMA_TENSOR_INIT;
+					if (vload_cand(c, prev, "out", k, &po, err) < 0)
+						goto next;
+					if (po.nbytes == sw.nbytes && !memcmp(po.data, sw.data, sw.nbytes))
+						snprintf(cached, sizeof(cached),
+							 "with input set %d's data in the buffers that had held set %d, "
+							 "output[%d] came back identical to the earlier result for set %d: "
+							 "the kernel returns results cached by buffer address",
+							 s, prev, k, prev);
+					else if (!*wrong) {
+						vdescribe(wrong, sizeof(wrong), k, s, &ref, &w,
+							  " when its inputs sat in another set's buffers");
+					}
+					pragma_tensor_release(&po);
+				}
+			}
+			ok = 1;
+next:
+			pragma_tensor_release(&ref);
+			pragma_tensor_release(&out);
+			pragma_tensor_release(&rep);
+			pragma_tensor_release(&sw);
+			if (!ok)
+				goto out;
+		}
+
+	/* Outputs must follow the inputs: two sets whose references differ
+	 * cannot share an output. */
+	for (int s = 0; s < n && !*cached; s++)
+		for (int s2 = 0; s2 < s && !*cached; s2++)
+			for (int k = 0; k < no; k++)
+				if (out_h[s * no + k] == out_h[s2 * no + k] && ref_h[s * no + k] != ref_h[s2 * no + k]) {
+					snprintf(cached, sizeof(cached),
+						 "output[%d] for input set %d is identical to the output for set %d, though "
+						 "their expected outputs differ: the kernel returns results computed for "
+						 "other inputs (cached between calls?)",
+						 k, s, s2);
+					break;
+				}
+	/* A wrong output equal to another set's reference is a stale answer. */
+	if (!*cached && wrong_set >= 0) {
+		struct pragma_tensor out = PRAGMA_TENSOR_INIT;
+		if (vload_cand(c, wrong_set, "out", wrong_k, &out, err) < 0)
+			goto out;
+		for (int s2 = 0; s2 < n && !*cached; s2++) {
+			struct pragma_tensor r2 = PRAGMA_TENSOR_INIT;
+			struct pragma_cmp m;
+			if (s2 == wrong_set || ref_h[s2 * no + wrong_k] == ref_h[wrong_set * no + wrong_k])
+				continue;
+			if (vload_ref(c, s2, wrong_k, &r2, err) < 0) {
+				pragma_tensor_release(&out);
+				goto out;
+			}
+			if (pragma_compare(&out, &r2, c->atol, c->rtol, &m) == 0 && !m.bad)
+				snprintf(cached, sizeof(cached),
+					 "output[%d] for input set %d matches the expected output of set %d: the kernel "
+					 "returns results computed for other inputs (cached between calls?)",
+					 wrong_k, wrong_set, s2);
+			pragma_tensor_release(&r2);
+		}
+		pragma_tensor_release(&out);
+	}
+
+	if (*unwritten)
+		vreject(v, PRAGMA_V_UNWRITTEN_OUTPUT, "%s", unwritten);
+	else if (*nondet)
+		vreject(v, PRAGMA_V_NONDETERMINISTIC, "%s (a data race?)", nondet);
+	else if (*cached)
+		vreject(v, PRAGMA_V_OUTPUT_CACHED, "%s", cached);
+	else if (*nan)
+		vreject(v, PRAGMA_V_NAN_OUTPUT, "%s", nan);
+	else if (*wrong)
+		vreject(v, PRAGMA_V_WRONG_OUTPUT, "%s", wrong);
+	ret = 0;
+out:
+	free(ref_h);
+	free(out_h);
+	return ret;
+}
+
+/* ------------------------------------------------------------- the flow */
+
+static int read_source(const char *path, const struct pragma_verify_opts *o, struct pragma_verdict *v,
+		       struct pragma_buf *src, struct pragma_err *err)
+{
+	size_t max = o->max_source ? o->max_source : 1 << 20;
+	struct stat st;
+	char why[256];
+
+	if (stat(path, &st) < 0)
+		return pragma_err_set(err, PRAGMA_E_INPUT, "cannot read %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return pragma_err_set(err, PRAGMA_E_INPUT, "%s is not a regular file", path);
+	if ((size_t)st.st_size > max)
+		return vreject(v, PRAGMA_V_INVALID_SOURCE, "the kernel source is %.1f MB; the limit is %.1f MB",
+			       st.st_size / 1e6, max / 1e6);
+	if (pragma_read_file(path, src, max, err) < 0)
+		return -1;
+	if (pragma_verify_source(src->data, src->len, max, why, sizeof(why)) < 0)
+		return vreject(v, PRAGMA_V_INVALID_SOURCE, "%s", why);
+	return 0;
+}
+
+static int make_work_dir(struct vctx *c, struct pragma_err *err)
+{
+	struct pragma_buf d = PRAGMA_BUF_INIT, w = PRAGMA_BUF_INIT;
+	int ret = -1;
+
+	if (c->o->work_dir) {
+		if (pragma_mkdir_p(c->o->work_dir, 0755, err) < 0)
+			goto out;
+		snprintf(c->work, sizeof(c->work), "%s", c->o->work_dir);
+	} else {
+		if (pragma_cache_dir(&d, err) < 0)
+			goto out;
+		pragma_buf_adds(&d, "/verify");
+		if (pragma_mkdir_p(d.data, 0755, err) < 0 || pragma_mkdtemp(d.data, "v-", &w, err) < 0)
+			goto out;
+		snprintf(c->work, sizeof(c->work), "%s", w.data);
+	}
+	snprintf(c->v->work_dir, sizeof(c->v->work_dir), "%s", c->work);
+	ret = 0;
+out:
+	pragma_buf_release(&d);
+	pragma_buf_release(&w);
+	return ret;
+}
+
+static void take_sandbox(struct pragma_verdict *v, json_t *sb)
+{
+	const char *ll = json_string_value(json_object_get(sb, "landlock"));
+
+	if (!sb)
+		return;
+	v->sandboxed = json_is_true(json_object_get(sb, "enabled"));
+	v->seccomp = json_is_true(json_object_get(sb, "seccomp"));
+	snprintf(v->landlock, sizeof(v->landlock), "%s", ll ? ll : "?");
+}
+
+int pragma_verify(const struct pragma_task *t, const char *kernel_path, const struct pragma_verify_opts *opts,
+		  struct pragma_verdict *v, struct pragma_err *err)
+{
+	struct pragma_verify_opts o = opts ? *opts : (struct pragma_verify_opts)PRAGMA_VERIFY_DEFAULTS;
+	struct pragma_buf src = PRAGMA_BUF_INIT, so = PRAGMA_BUF_INIT;
+	struct pragma_flags flags = PRAGMA_FLAGS_INIT;
+	struct pragma_symbols syms = PRAGMA_SYMBOLS_INIT;
+	struct pragma_build_opts bo = { 0 };
+	struct pragma_run_opts ro = { 0 };
+	struct pragma_run_result rr = { 0 };
+	struct pragma_run_step *steps = NULL;
+	struct pragma_err e2 = PRAGMA_ERR_INIT;
+	struct vctx c = { 0 };
+	uint64_t seeds[64];
+	char ll_why[160];
+	int ret = -1, n_steps = 0;
+
+	pragma_verdict_init(v);
+	c.t = t;
+	c.o = &o;
+	c.v = v;
+	c.n_sets = o.n_sets > 0 ? o.n_sets : PRAGMA_DEFAULT_SETS;
+	c.atol = o.atol >= 0 ? o.atol : t->atol;
+	c.rtol = o.rtol >= 0 ? o.rtol : t->rtol;
+	c.threads = o.threads > 0 ? o.threads : pragma_usable_cores();
+	snprintf(v->task, sizeof(v->task), "%s", t->name);
+	v->n_sets = c.n_sets;
+	v->atol = c.atol;
+	v->rtol = c.rtol;
+	/* Every verdict says what confinement this machine offers, even one
+	 * reached before anything ran. */
+	v->sandboxed = !o.no_sandbox;
+	if (o.no_sandbox)
+		snprintf(v->landlock, sizeof(v->landlock), "off (--no-sandbox)");
+	else
+		pragma_landlock_abi(v->landlock, sizeof(v->landlock));
+	if (c.n_sets > 64)
+		return pragma_err_set(err, PRAGMA_E_INPUT, "at most 64 input sets");
+
+	/* 1. The source. */
+	if (read_source(kernel_path, &o, v, &src, err) < 0)
+		goto out;
+	if (v->status)
+		goto done;
+
+	/* 2. Flags: the kernel's own "// pragma:flags" lines, then the caller's. */
+	if (pragma_flags_from_source(&flags, src.data, src.len, &e2) < 0 ||
+	    (o.flags && pragma_flags_add(&flags, o.flags, &e2) < 0)) {
+		vreject(v, PRAGMA_V_FORBIDDEN_FLAG, "%s", e2.msg);
+		goto done;
+	}
+	for (int i = 0; i < flags.n; i++) {
+		v->flags = realloc(v->flags, sizeof(char *) * (size_t)(v->n_flags + 1));
+		v->flags[v->n_flags++] = strdup(flags.v[i]);
+	}
+
+	/* 3. Compile, jailed. */
+	bo.compiler = o.compiler;
+	bo.flags = pragma_flags_argv(&flags);
+	bo.confine = !o.no_compile_jail;
+	snprintf(v->compiler, sizeof(v->compiler), "%s",
+		 pragma_compiler_version(o.compiler ? o.compiler :
+				         getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ? getenv("PRAGMA_CC") : "gcc"));
+	v->compile_jailed = bo.confine && pragma_landlock_abi(NULL, 0) > 0;
+	if (pragma_build_cached_log(kernel_path, &bo, &so, &v->compile_log, &e2) < 0) {
+		if (e2.kind != PRAGMA_E_NEGATIVE) {
+			*err = e2;
+			goto out;
+		}
+		vreject(v, PRAGMA_V_COMPILE_ERROR, "%s", e2.msg);
+		goto done;
+	}
+	snprintf(v->so_path, sizeof(v->so_path), "%s", so.data);
+
+	/* 4. What it imports, before anything runs. */
+	if (pragma_symbols_read(so.data, &syms, &e2) < 0 || pragma_symbols_check(&syms, &e2) < 0) {
+		if (e2.kind != PRAGMA_E_NEGATIVE) {
+			*err = e2;
+			goto out;
+		}
+		vreject(v, PRAGMA_V_LINK_FORBIDDEN, "%s", e2.msg);
+		goto done;
+	}
+	/* Constructors run at dlopen, inside the sandbox. Without Landlock
+	 * that sandbox still lets files be opened at that point, so refuse
+	 * them there (gcc's own frame_dummy is one entry). */
+	if (!o.no_sandbox && pragma_landlock_abi(ll_why, sizeof(ll_why)) == 0 && syms.init_entries > 1) {
+		vreject(v, PRAGMA_V_LINK_FORBIDDEN,
+			"the kernel has constructors (%d init entries), and without Landlock (%s) they cannot be "
+			"confined; remove __attribute__((constructor))",
+			syms.init_entries, ll_why);
+		goto done;
+	}
+	pragma_symbols_preload(&syms, c.preload, 16);
+
+	/* 5. Reference data. */
+	c.sets = calloc((size_t)c.n_sets, sizeof(*c.sets));
+	for (int i = 0; i < c.n_sets; i++)
+		seeds[i] = pragma_ref_seed(i);
+	if (pragma_ref_ensure(t, seeds, c.n_sets, c.sets, err) < 0 || make_work_dir(&c, err) < 0)
+		goto out;
+
+	/* 6. The sandboxed run: out, rep, swap passes. */
+	steps = calloc((size_t)(3 * c.n_sets), sizeof(*steps));
+	for (int s = 0; s < c.n_sets; s++)
+		steps[n_steps++] = (struct pragma_run_step){ s, s, "out" };
+	for (int s = 0; s < c.n_sets; s++)
+		steps[n_steps++] = (struct pragma_run_step){ s, s, "rep" };
+	if (c.n_sets > 1)
+		for (int s = 0; s < c.n_sets; s++)
+			steps[n_steps++] = (struct pragma_run_step){ (s + c.n_sets - 1) % c.n_sets, s, "swap" };
+	ro.kernel_so = so.data;
+	ro.task = t;
+	ro.sets = c.sets;
+	ro.n_sets = c.n_sets;
+	ro.work_dir = c.work;
+	ro.threads = c.threads;
+	ro.timeout_ms = o.timeout_ms > 0 ? o.timeout_ms : 60000;
+	ro.sandbox = !o.no_sandbox;
+	ro.steps = steps;
+	ro.n_steps = n_steps;
+	ro.settle_us = 2000;
+	ro.final_settle_ms = 20;
+	ro.preload = c.preload;
+	if (pragma_run_kernel(&ro, &rr, err) < 0)
+		goto out;
+	take_sandbox(v, rr.sandbox);
+	if (!v->landlock[0])
+		pragma_landlock_abi(v->landlock, sizeof(v->landlock));
+	v->wall_ms = rr.wall_ms;
+	v->user_s = rr.user_s;
+	v->sys_s = rr.sys_s;
+	v->maxrss_kb = rr.maxrss_kb;
+	if (!rr.ok) {
+		if (!strcmp(rr.status, "sandbox_error")) {
+			pragma_err_set(err, PRAGMA_E_ENV, "the harness could not enter its sandbox: %s", rr.message);
+			pragma_err_hint(err, "run 'pragma doctor'; --no-sandbox runs unconfined (for debugging only)");
+			goto out;
+		}
+		vfrom_run(v, &rr, "");
+		goto done;
+	}
+
+	/* 7. Compare here, where the reference lives. */
+	if (check_outputs(&c, c.n_sets > 1, err) < 0)
+		goto out;
+	if (v->status)
+		goto done;
+
+	/* 8. Timing (eval). */
+	if (o.time && verify_time(&c, so.data, err) < 0)
+		goto out;
+done:
+	ret = 0;
+out:
+	if (c.work[0] && !o.keep && !o.work_dir)
+		pragma_rm_rf(c.work, NULL);
+	if (c.work[0] && !o.keep && !o.work_dir)
+		v->work_dir[0] = '\0';
+	pragma_run_result_release(&rr);
+	pragma_symbols_release(&syms);
+	pragma_flags_release(&flags);
+	pragma_buf_release(&src);
+	pragma_buf_release(&so);
+	free(steps);
+	free(c.sets);
+	return ret;
+}
