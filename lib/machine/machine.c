@@ -1,0 +1,389 @@
+/* The machine record as JSON, and the cache of measured peaks. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "machine/machine_priv.h"
+#include "pragma/buf.h"
+#include "pragma/fs.h"
+#include "pragma/log.h"
+
+json_t *pragma_machine_json(const struct pragma_machine *m)
+{
+	json_t *o = json_object(), *caches = json_array();
+
+	json_object_set_new(o, "vendor", json_string(m->vendor));
+	json_object_set_new(o, "cpu_model", json_string(m->cpu_model));
+	json_object_set_new(o, "family", json_integer(m->family));
+	json_object_set_new(o, "model", json_integer(m->model));
+	json_object_set_new(o, "stepping", json_integer(m->stepping));
+	json_object_set_new(o, "cores", json_integer(m->cores));
+	json_object_set_new(o, "online_cpus", json_integer(m->online_cpus));
+	json_object_set_new(o, "isa", json_string(m->isa));
+	json_object_set_new(o, "has_avx2", json_boolean(m->has_avx2));
+	json_object_set_new(o, "has_fma", json_boolean(m->has_fma));
+	json_object_set_new(o, "has_avx512f", json_boolean(m->has_avx512f));
+	for (int i = 0; i < m->n_caches; i++) {
+		const struct pragma_cache_level *c = &m->caches[i];
+
+		json_array_append_new(caches, json_pack("{s:i, s:s, s:I, s:i, s:i, s:i}",
+			"level", c->level, "type", c->type, "size", (json_int_t)c->size,
+			"ways", c->ways, "line", c->line, "shared_cpus", c->shared_cpus));
+	}
+	json_object_set_new(o, "caches", caches);
+	json_object_set_new(o, "l1d_bytes", json_integer((json_int_t)m->l1d_bytes));
+	json_object_set_new(o, "l2_bytes", json_integer((json_int_t)m->l2_bytes));
+	json_object_set_new(o, "llc_bytes", json_integer((json_int_t)m->llc_bytes));
+	json_object_set_new(o, "kernel", json_string(m->kernel));
+	json_object_set_new(o, "hypervisor", json_boolean(m->hypervisor));
+	json_object_set_new(o, "measured", json_boolean(m->measured));
+	json_object_set_new(o, "measured_at", json_string(m->measured_at));
+	json_object_set_new(o, "peak_gflops", json_real(m->peak_gflops));
+	json_object_set_new(o, "peak_isa", json_string(m->peak_isa));
+	json_object_set_new(o, "peak_gflops_1core", json_real(m->peak_gflops_1core));
+	json_object_set_new(o, "bw_read_gbs", json_real(m->bw_read_gbs));
+	json_object_set_new(o, "bw_triad_gbs", json_real(m->bw_triad_gbs));
+	json_object_set_new(o, "bw_ntcopy_gbs", json_real(m->bw_ntcopy_gbs));
+	json_object_set_new(o, "peak_gbs", json_real(m->peak_gbs));
+	return o;
+}
+
+/* Field readers that record the first missing or mistyped key. */
+struct jreader {
+	const json_t *obj;
+	const char *bad, *want;
+};
+
+static const json_t *jget(struct jreader *r, const json_t *obj, const char *key, int ok_type,
+			  const char *want)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (r->bad)
+		return NULL;
+	if (!v || !ok_type) {
+		r->bad = key;
+		r->want = want;
+		return NULL;
+	}
+	return v;
+}
+
+#define JCHECK(r, obj, key, pred, want) \
+	jget(r, obj, key, json_object_get(obj, key) && pred(json_object_get(obj, key)), want)
+
+static void jstr(struct jreader *r, const json_t *obj, const char *key, char *dst, size_t len)
+{
+	const json_t *v = JCHECK(r, obj, key, json_is_string, "a string");
+
+	if (v)
+		snprintf(dst, len, "%s", json_string_value(v));
+}
+
+static int jint(struct jreader *r, const json_t *obj, const char *key)
+{
+	const json_t *v = JCHECK(r, obj, key, json_is_integer, "an integer");
+	json_int_t x = v ? json_integer_value(v) : 0;
+
+	if (v && (x < 0 || x > 1 << 30)) {
+		r->bad = key;
+		r->want = "a small non-negative integer";
+		return 0;
+	}
+	return (int)x;
+}
+
+static uint64_t ju64(struct jreader *r, const json_t *obj, const char *key)
+{
+	const json_t *v = JCHECK(r, obj, key, json_is_integer, "an integer");
+	json_int_t x = v ? json_integer_value(v) : 0;
+
+	if (v && x < 0) {
+		r->bad = key;
+		r->want = "a non-negative integer";
+		return 0;
+	}
+	return (uint64_t)x;
+}
+
+static int jbool(struct jreader *r, const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (v && json_is_integer(v))   /* tolerate 0/1 */
+		return json_integer_value(v) != 0;
+	v = JCHECK(r, obj, key, json_is_boolean, "true or false");
+	return v && json_is_true(v);
+}
+
+static double jreal(struct jreader *r, const json_t *obj, const char *key)
+{
+	const json_t *v = JCHECK(r, obj, key, json_is_number, "a number");
+	double x = v ? json_number_value(v) : 0;
+
+	if (v && !(isfinite(x) && x >= 0)) {
+		r->bad = key;
+		r->want = "a finite non-negative number";
+		return 0;
+	}
+	return x;
+}
+
+int pragma_machine_from_json(struct pragma_machine *m, const json_t *j, struct pragma_err *err)
+{
+	struct jreader r = { .obj = j };
+	const json_t *caches;
+
+	memset(m, 0, sizeof(*m));
+	if (!json_is_object(j))
+		return pragma_err_set(err, PRAGMA_E_INPUT, "machine record is not a JSON object");
+	jstr(&r, j, "vendor", m->vendor, sizeof(m->vendor));
+	jstr(&r, j, "cpu_model", m->cpu_model, sizeof(m->cpu_model));
+	m->family = jint(&r, j, "family");
+	m->model = jint(&r, j, "model");
+	m->stepping = jint(&r, j, "stepping");
+	m->cores = jint(&r, j, "cores");
+	m->online_cpus = jint(&r, j, "online_cpus");
+	jstr(&r, j, "isa", m->isa, sizeof(m->isa));
+	m->has_avx2 = jbool(&r, j, "has_avx2");
+	m->has_fma = jbool(&r, j, "has_fma");
+	m->has_avx512f = jbool(&r, j, "has_avx512f");
+	caches = JCHECK(&r, j, "caches", json_is_array, "an array");
+	for (size_t i = 0; caches && i < json_array_size(caches) && i < PRAGMA_MACHINE_MAX_CACHES; i++) {
+		const json_t *c = json_array_get(caches, i);
+		struct pragma_cache_level *cl = &m->caches[m->n_caches];
+
+		if (!json_is_object(c)) {
+			r.bad = "caches";
+			r.want = "an array of objects";
+			break;
+		}
+		cl->level = jint(&r, c, "level");
+		jstr(&r, c, "type", cl->type, sizeof(cl->type));
+		cl->size = ju64(&r, c, "size");
+		cl->ways = jint(&r, c, "ways");
+		cl->line = jint(&r, c, "line");
+		cl->shared_cpus = jint(&r, c, "shared_cpus");
+		m->n_caches++;
+	}
+	m->l1d_bytes = ju64(&r, j, "l1d_bytes");
+	m->l2_bytes = ju64(&r, j, "l2_bytes");
+	m->llc_bytes = ju64(&r, j, "llc_bytes");
+	jstr(&r, j, "kernel", m->kernel, sizeof(m->kernel));
+	m->hypervisor = jbool(&r, j, "hypervisor");
+	m->measured = jbool(&r, j, "measured");
+	jstr(&r, j, "measured_at", m->measured_at, sizeof(m->measured_at));
+	m->peak_gflops = jreal(&r, j, "peak_gflops");
+	jstr(&r, j, "peak_isa", m->peak_isa, sizeof(m->peak_isa));
+	m->peak_gflops_1core = jreal(&r, j, "peak_gflops_1core");
+	m->bw_read_gbs = jreal(&r, j, "bw_read_gbs");
+	m->bw_triad_gbs = jreal(&r, j, "bw_triad_gbs");
+	m->bw_ntcopy_gbs = jreal(&r, j, "bw_ntcopy_gbs");
+	m->peak_gbs = jreal(&r, j, "peak_gbs");
+	if (r.bad)
+		return pragma_err_set(err, PRAGMA_E_INPUT, "machine record: \"%s\" is missing or not %s",
+				      r.bad, r.want);
+	return 0;
+}
+
+int pragma_machine_same(const struct pragma_machine *a, const struct pragma_machine *b, char *why,
+			size_t why_len)
+{
+#define DIFF_S(f) if (strcmp(a->f, b->f)) { snprintf(why, why_len, #f " '%s' is now '%s'", b->f, a->f); return 0; }
+#define DIFF_I(f) if (a->f != b->f) { snprintf(why, why_len, #f " %d is now %d", b->f, a->f); return 0; }
+	DIFF_S(vendor)
+	DIFF_S(cpu_model)
+	DIFF_I(family)
+	DIFF_I(model)
+	DIFF_I(stepping)
+	DIFF_I(cores)
+	DIFF_S(kernel)
+	if (strcmp(a->isa, b->isa)) {
+		snprintf(why, why_len, "the ISA flags changed");
+		return 0;
+	}
+#undef DIFF_S
+#undef DIFF_I
+	if (why_len)
+		why[0] = '\0';
+	return 1;
+}
+
+/* Peaks that could serve as a roofline: measured, positive, finite. */
+static int peaks_sane(const struct pragma_machine *c)
+{
+	return c->measured && c->peak_gflops > 0 && c->peak_gflops_1core > 0 && c->peak_gbs > 0 &&
+	       isfinite(c->peak_gflops) && isfinite(c->peak_gbs) && c->measured_at[0];
+}
+
+static void take_measured(struct pragma_machine *m, const struct pragma_machine *c)
+{
+	m->measured = 1;
+	memcpy(m->measured_at, c->measured_at, sizeof(m->measured_at));
+	m->peak_gflops = c->peak_gflops;
+	memcpy(m->peak_isa, c->peak_isa, sizeof(m->peak_isa));
+	m->peak_gflops_1core = c->peak_gflops_1core;
+	m->bw_read_gbs = c->bw_read_gbs;
+	m->bw_triad_gbs = c->bw_triad_gbs;
+	m->bw_ntcopy_gbs = c->bw_ntcopy_gbs;
+	m->peak_gbs = c->peak_gbs;
+}
+
+/* 1 when the cache file held peaks for this machine (now copied into m). A
+ * missing or stale file is routine (info); a corrupt one gets a warning.
+ * quiet: the second look, after taking the lock, says nothing again. */
+static int cache_try(struct pragma_machine *m, const char *path, int quiet)
+{
+	struct pragma_buf data = PRAGMA_BUF_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	struct pragma_machine cached;
+	json_t *j = NULL, *fmt;
+	json_error_t je;
+	char why[256];
+	int used = 0;
+
+	if (!pragma_path_exists(path)) {
+		pragma_debug("no machine cache at %s yet", path);
+		goto out;
+	}
+	if (pragma_read_file(path, &data, 1 << 20, &e) < 0) {
+		if (!quiet)
+			pragma_warn("ignoring the machine cache: %s; re-measuring", e.msg);
+		goto out;
+	}
+	j = json_loadb(data.data, data.len, 0, &je);
+	if (!j) {
+		if (!quiet)
+			pragma_warn("ignoring corrupt machine cache %s (line %d: %s); re-measuring", path,
+				    je.line, je.text);
+		goto out;
+	}
+	fmt = json_object_get(j, "format");
+	if (json_is_integer(fmt) && json_integer_value(fmt) != PRAGMA_MACHINE_CACHE_FORMAT) {
+		if (!quiet)
+			pragma_info("machine cache %s was written by another pragma version; re-measuring", path);
+		goto out;
+	}
+	if (!json_is_integer(fmt) || pragma_machine_from_json(&cached, j, &e) < 0 || !peaks_sane(&cached)) {
+		if (!quiet)
+			pragma_warn("ignoring corrupt machine cache %s (%s); re-measuring", path,
+				    !json_is_integer(fmt) ? "no \"format\" field" :
+				    e.msg[0] ? e.msg : "no measured peaks");
+		goto out;
+	}
+	if (!pragma_machine_same(m, &cached, why, sizeof(why))) {
+		if (!quiet)
+			pragma_info("the machine changed since %s was measured (%s); re-measuring", path, why);
+		goto out;
+	}
+	take_measured(m, &cached);
+	used = 1;
+out:
+	json_decref(j);
+	pragma_buf_release(&data);
+	return used;
+}
+
+static void cache_save(const struct pragma_machine *m, const char *path)
+{
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	json_t *j = pragma_machine_json(m);
+	char *s;
+
+	json_object_set_new(j, "format", json_integer(PRAGMA_MACHINE_CACHE_FORMAT));
+	s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);   /* full precision: exact round trip */
+	json_decref(j);
+	if (!s) {
+		pragma_warn("cannot serialize the machine record; %s not written", path);
+		return;
+	}
+	struct pragma_buf out = PRAGMA_BUF_INIT;
+	pragma_buf_adds(&out, s);
+	pragma_buf_addch(&out, '\n');
+	free(s);
+	if (pragma_write_file_atomic(path, out.data, out.len, &e) < 0)
+		pragma_warn("cannot save the measured peaks: %s (they will be measured again next time)", e.msg);
+	pragma_buf_release(&out);
+}
+
+/* Two pragma processes measuring at once would each see half the machine:
+ * take <cache>.lock while measuring. Waits up to a minute, then measures
+ * anyway. Returns the locked fd, or -1. */
+static int cache_lock(const char *path)
+{
+	struct pragma_buf lp = PRAGMA_BUF_INIT;
+	int fd;
+
+	pragma_buf_addf(&lp, "%s.lock", path);
+	fd = open(lp.data, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		pragma_debug("cannot open %s: %s; measuring without the lock", lp.data, strerror(errno));
+		goto out;
+	}
+	for (int i = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; i++) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) || i >= 600) {
+			pragma_debug("cannot lock %s: %s; measuring anyway", lp.data, strerror(errno));
+			close(fd);
+			fd = -1;
+			goto out;
+		}
+		if (i == 0)
+			pragma_info("another pragma is measuring this machine; waiting for it");
+		usleep(100 * 1000);
+	}
+out:
+	pragma_buf_release(&lp);
+	return fd;
+}
+
+int pragma_machine_load_at(struct pragma_machine *m, const char *root, const char *cache_path,
+			   int remeasure, pragma_machine_measure_fn measure, struct pragma_err *err)
+{
+	int lock_fd = -1, ret = -1;
+
+	if (pragma_machine_detect_at(m, root, err) < 0)
+		return -1;
+	if (cache_path && !remeasure && cache_try(m, cache_path, 0))
+		return 0;
+	if (cache_path)
+		lock_fd = cache_lock(cache_path);
+	/* Whoever held the lock may just have written what we need. */
+	if (cache_path && !remeasure && cache_try(m, cache_path, 1)) {
+		ret = 0;
+		goto out;
+	}
+	pragma_info("measuring peak FLOP/s and memory bandwidth (a few seconds)");
+	if (measure(m, err) < 0)
+		goto out;
+	if (cache_path)
+		cache_save(m, cache_path);
+	ret = 0;
+out:
+	if (lock_fd >= 0)
+		close(lock_fd);   /* releases the flock */
+	return ret;
+}
+
+int pragma_machine_load(struct pragma_machine *m, int remeasure, struct pragma_err *err)
+{
+	struct pragma_buf dir = PRAGMA_BUF_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	const char *path = NULL;
+	int ret;
+
+	if (pragma_cache_dir(&dir, &e) == 0) {
+		pragma_buf_adds(&dir, "/machine.json");
+		path = dir.data;
+	} else {
+		pragma_warn("no cache for the machine's peaks (%s); measuring them now", e.msg);
+	}
+	ret = pragma_machine_load_at(m, NULL, path, remeasure, pragma_machine_measure, err);
+	pragma_buf_release(&dir);
+	return ret;
+}

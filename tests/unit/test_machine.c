@@ -1,0 +1,549 @@
+/* lib/machine: sysfs/cpuinfo parsing on fixture trees, the JSON record, and
+ * the cache of measured peaks (reuse, mismatch, corruption). The real
+ * benchmarks run in tests/e2e/machine.sh. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "machine/machine_priv.h"
+#include "pragma/buf.h"
+#include "pragma/fs.h"
+#include "pragma/log.h"
+
+static const char *fixture(const char *name)
+{
+	static char path[4096];
+	const char *data = getenv("PRAGMA_TEST_DATA");
+
+	snprintf(path, sizeof(path), "%s/unit/fixtures/machine/%s", data ? data : PRAGMA_SOURCE_DIR "/tests",
+		 name);
+	return path;
+}
+
+/* ---- parsing helpers ---- */
+
+static void test_parse_size(void **state)
+{
+	(void)state;
+	assert_int_equal(pragma_machine_parse_size("32K"), 32768);
+	assert_int_equal(pragma_machine_parse_size("1024K\n"), 1 << 20);
+	assert_int_equal(pragma_machine_parse_size("32768K"), 32u << 20);
+	assert_int_equal(pragma_machine_parse_size("2M"), 2u << 20);
+	assert_int_equal(pragma_machine_parse_size("512"), 512);
+	assert_int_equal(pragma_machine_parse_size("1024 KB"), 1 << 20);
+	assert_int_equal(pragma_machine_parse_size(""), 0);
+	assert_int_equal(pragma_machine_parse_size("K"), 0);
+	assert_int_equal(pragma_machine_parse_size("12Q"), 0);
+}
+
+static void test_cpulist(void **state)
+{
+	(void)state;
+	assert_int_equal(pragma_machine_count_cpulist("0"), 1);
+	assert_int_equal(pragma_machine_count_cpulist("0-1\n"), 2);
+	assert_int_equal(pragma_machine_count_cpulist("0-3,8,10-11"), 7);
+	assert_int_equal(pragma_machine_count_cpulist("0-55,112-167"), 112);
+	assert_int_equal(pragma_machine_count_cpulist(""), 0);
+	assert_int_equal(pragma_machine_count_cpulist("3-1"), -1);
+	assert_int_equal(pragma_machine_count_cpulist("x"), -1);
+	assert_int_equal(pragma_machine_count_cpumask("1"), 1);
+	assert_int_equal(pragma_machine_count_cpumask("00000003"), 2);
+	assert_int_equal(pragma_machine_count_cpumask("00000000,000000ff"), 8);
+	assert_int_equal(pragma_machine_count_cpumask("ffffffff,ffffffff"), 64);
+	assert_int_equal(pragma_machine_count_cpumask(""), -1);
+	assert_int_equal(pragma_machine_count_cpumask("zz"), -1);
+}
+
+/* ---- detection on fixture trees ---- */
+
+static void test_detect_zen4(void **state)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_machine m;
+
+	(void)state;
+	assert_int_equal(pragma_machine_detect_at(&m, fixture("zen4"), &err), 0);
+	assert_string_equal(m.vendor, "AuthenticAMD");
+	assert_string_equal(m.cpu_model, "AMD EPYC");
+	assert_int_equal(m.family, 25);
+	assert_int_equal(m.model, 17);
+	assert_int_equal(m.stepping, 1);
+	assert_int_equal(m.online_cpus, 2);
+	assert_true(m.cores >= 1);   /* this process's affinity, not the fixture's */
+	assert_string_equal(m.kernel, "6.1.0-test-zen4");
+	assert_true(m.hypervisor);
+	assert_true(m.has_avx2 && m.has_fma && m.has_avx512f);
+	assert_non_null(strstr(m.isa, "avx512f"));
+	assert_non_null(strstr(m.isa, "avx512_bf16"));
+	assert_non_null(strstr(m.isa, "avx512_vnni"));
+	assert_null(strstr(m.isa, "amx"));
+	assert_null(strstr(m.isa, "hypervisor"));   /* not an ISA flag */
+	assert_null(strstr(m.isa, "  "));
+	assert_int_equal(strncmp(m.isa, "sse2 ssse3 sse4_1 sse4_2 avx avx2 fma", 37), 0);
+
+	assert_int_equal(m.n_caches, 4);
+	assert_int_equal(m.caches[0].level, 1);
+	assert_string_equal(m.caches[0].type, "Data");
+	assert_int_equal(m.caches[0].size, 32768);
+	assert_int_equal(m.caches[0].ways, 8);
+	assert_int_equal(m.caches[0].line, 64);
+	assert_int_equal(m.caches[0].shared_cpus, 1);
+	assert_string_equal(m.caches[1].type, "Instruction");
+	assert_int_equal(m.caches[2].level, 2);
+	assert_int_equal(m.caches[2].size, 1 << 20);
+	assert_int_equal(m.caches[3].level, 3);
+	assert_string_equal(m.caches[3].type, "Unified");
+	assert_int_equal(m.caches[3].size, 32u << 20);
+	assert_int_equal(m.caches[3].ways, 16);
+	assert_int_equal(m.caches[3].shared_cpus, 2);
+	assert_int_equal(m.l1d_bytes, 32768);
+	assert_int_equal(m.l2_bytes, 1 << 20);
+	assert_int_equal(m.llc_bytes, 32u << 20);
+	assert_int_equal(m.measured, 0);
+	assert_int_equal(m.peak_gflops, 0);
+}
+
+static void test_detect_intel(void **state)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_machine m;
+
+	(void)state;
+	assert_int_equal(pragma_machine_detect_at(&m, fixture("intel"), &err), 0);
+	assert_string_equal(m.vendor, "GenuineIntel");
+	assert_string_equal(m.cpu_model, "Intel(R) Xeon(R) Platinum 8480+");   /* trailing blanks gone */
+	assert_int_equal(m.family, 6);
+	assert_int_equal(m.model, 143);
+	assert_int_equal(m.stepping, 8);
+	assert_int_equal(m.online_cpus, 4);
+	assert_string_equal(m.kernel, "5.15.0-91-generic");
+	assert_false(m.hypervisor);
+	assert_true(m.has_avx512f);
+	assert_non_null(strstr(m.isa, "amx_tile amx_bf16 amx_int8"));
+	assert_non_null(strstr(m.isa, "avx512_fp16"));
+	assert_non_null(strstr(m.isa, "avx_vnni"));
+
+	assert_int_equal(m.n_caches, 4);
+	assert_int_equal(m.caches[0].size, 48 * 1024);
+	assert_int_equal(m.caches[0].ways, 12);
+	assert_int_equal(m.caches[0].shared_cpus, 2);   /* SMT siblings */
+	assert_int_equal(m.caches[1].ways, 0);          /* no ways_of_associativity file */
+	assert_int_equal(m.caches[3].size, 107520ull * 1024);
+	assert_int_equal(m.caches[3].ways, 15);
+	assert_int_equal(m.caches[3].shared_cpus, 4);   /* from shared_cpu_map: no list file */
+	assert_int_equal(m.l1d_bytes, 48 * 1024);
+	assert_int_equal(m.l2_bytes, 2u << 20);
+	assert_int_equal(m.llc_bytes, 107520ull * 1024);
+}
+
+static void test_detect_minimal(void **state)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_machine m;
+
+	(void)state;
+	/* Only /proc/cpuinfo: no sysfs caches, no online file, no osrelease. */
+	assert_int_equal(pragma_machine_detect_at(&m, fixture("minimal"), &err), 0);
+	assert_string_equal(m.cpu_model, "Intel(R) Core(TM)2 CPU");
+	assert_int_equal(m.online_cpus, 1);
+	assert_int_equal(m.n_caches, 0);
+	assert_int_equal(m.llc_bytes, 4u << 20);   /* cpuinfo's "cache size" */
+	assert_int_equal(m.l1d_bytes, 0);
+	assert_string_equal(m.isa, "sse2 ssse3");
+	assert_false(m.has_avx2);
+	assert_true(m.kernel[0] != '\0');          /* uname */
+}
+
+static void test_detect_missing(void **state)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_machine m;
+
+	(void)state;
+	assert_int_equal(pragma_machine_detect_at(&m, fixture("no-such-root"), &err), -1);
+	assert_int_equal(err.kind, PRAGMA_E_ENV);
+	assert_non_null(strstr(err.msg, "cpuinfo"));
+	assert_true(err.hint[0] != '\0');
+}
+
+static void test_detect_real(void **state)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_machine m;
+
+	(void)state;
+	assert_int_equal(pragma_machine_detect(&m, &err), 0);
+	assert_true(m.cores >= 1);
+	assert_true(m.online_cpus >= 1);
+	assert_true(m.vendor[0] && m.kernel[0]);
+}
+
+/* ---- JSON record ---- */
+
+static int n_measured;
+
+static int fake_measure(struct pragma_machine *m, struct pragma_err *err)
+{
+	(void)err;
+	n_measured++;
+	m->measured = 1;
+	snprintf(m->measured_at, sizeof(m->measured_at), "2026-11-22T10:00:%02dZ", n_measured % 60);
+	m->peak_gflops = 230.125 + n_measured;
+	snprintf(m->peak_isa, sizeof(m->peak_isa), "avx512");
+	m->peak_gflops_1core = 115.0625;
+	m->bw_read_gbs = 57.3;
+	m->bw_triad_gbs = 25.1;
+	m->bw_ntcopy_gbs = 0.1 + 74.2;   /* not exactly representable: round trip must keep every bit */
+	m->peak_gbs = m->bw_ntcopy_gbs;
+	return 0;
+}
+
+static int failing_measure(struct pragma_machine *m, struct pragma_err *err)
+{
+	(void)m;
+	n_measured++;
+	return pragma_err_set(err, PRAGMA_E_ENV, "cannot allocate 3 x 256 MiB for the bandwidth benchmark");
+}
+
+static void test_json_round_trip(void **state)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_machine m, back;
+	json_error_t je;
+	json_t *j, *j2;
+	char *s;
+
+	(void)state;
+	assert_int_equal(pragma_machine_detect_at(&m, fixture("intel"), &err), 0);
+	fake_measure(&m, &err);
+	j = pragma_machine_json(&m);
+	assert_true(json_is_true(json_object_get(j, "has_avx512f")));
+	assert_int_equal(json_array_size(json_object_get(j, "caches")), 4);
+	assert_true(json_is_real(json_object_get(j, "peak_gbs")));
+	s = json_dumps(j, 0);
+	json_decref(j);
+	j2 = json_loads(s, 0, &je);
+	free(s);
+	assert_non_null(j2);
+	assert_int_equal(pragma_machine_from_json(&back, j2, &err), 0);
+	json_decref(j2);
+	/* Both start memset to 0 and strings are snprintf'ed: the bytes match. */
+	assert_memory_equal(&m, &back, sizeof(m));
+	assert_true(back.bw_ntcopy_gbs == m.bw_ntcopy_gbs);
+}
+
+static void test_json_rejects(void **state)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_machine m, back;
+	json_t *j;
+
+	(void)state;
+	assert_int_equal(pragma_machine_detect_at(&m, fixture("zen4"), &err), 0);
+	fake_measure(&m, &err);
+
+	j = pragma_machine_json(&m);
+	json_object_del(j, "kernel");
+	assert_int_equal(pragma_machine_from_json(&back, j, &err), -1);
+	assert_non_null(strstr(err.msg, "\"kernel\""));
+	json_decref(j);
+
+	j = pragma_machine_json(&m);
+	json_object_set_new(j, "peak_gflops", json_string("fast"));
+	assert_int_equal(pragma_machine_from_json(&back, j, &err), -1);
+	assert_non_null(strstr(err.msg, "peak_gflops"));
+	json_decref(j);
+
+	j = pragma_machine_json(&m);
+	json_object_set_new(j, "cores", json_integer(-2));
+	assert_int_equal(pragma_machine_from_json(&back, j, &err), -1);
+	json_decref(j);
+
+	j = pragma_machine_json(&m);
+	json_array_append_new(json_object_get(j, "caches"), json_integer(7));
+	assert_int_equal(pragma_machine_from_json(&back, j, &err), -1);
+	json_decref(j);
+
+	j = json_array();
+	assert_int_equal(pragma_machine_from_json(&back, j, &err), -1);
+	json_decref(j);
+}
+
+static void test_same(void **state)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_machine a, b;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(pragma_machine_detect_at(&a, fixture("zen4"), &err), 0);
+	b = a;
+	assert_true(pragma_machine_same(&a, &b, why, sizeof(why)));
+	b.peak_gflops = 5;         /* measured fields do not matter */
+	b.online_cpus = 64;        /* nor the online count: cores does */
+	assert_true(pragma_machine_same(&a, &b, why, sizeof(why)));
+	b.cores = a.cores + 1;
+	assert_false(pragma_machine_same(&a, &b, why, sizeof(why)));
+	assert_non_null(strstr(why, "cores"));
+	b = a;
+	snprintf(b.kernel, sizeof(b.kernel), "6.2.0");
+	assert_false(pragma_machine_same(&a, &b, why, sizeof(why)));
+	assert_non_null(strstr(why, "kernel"));
+	b = a;
+	b.stepping = 2;
+	assert_false(pragma_machine_same(&a, &b, why, sizeof(why)));
+	b = a;
+	snprintf(b.isa, sizeof(b.isa), "sse2");
+	assert_false(pragma_machine_same(&a, &b, why, sizeof(why)));
+}
+
+/* ---- the cache file ---- */
+
+struct cache_fixture {
+	struct pragma_buf dir, file;
+};
+
+static int cache_setup(void **state)
+{
+	struct cache_fixture *f = calloc(1, sizeof(*f));
+	const char *tmp = getenv("TMPDIR");
+
+	pragma_buf_init(&f->dir);
+	pragma_buf_init(&f->file);
+	if (pragma_mkdtemp(tmp && *tmp ? tmp : "/tmp", "pragma-test-machine.", &f->dir, NULL) < 0)
+		return -1;
+	pragma_buf_addf(&f->file, "%s/machine.json", f->dir.data);
+	n_measured = 0;
+	*state = f;
+	return 0;
+}
+
+static int cache_teardown(void **state)
+{
+	struct cache_fixture *f = *state;
+
+	pragma_rm_rf(f->dir.data, NULL);
+	pragma_buf_release(&f->dir);
+	pragma_buf_release(&f->file);
+	free(f);
+	return 0;
+}
+
+static void write_text(const char *path, const char *text)
+{
+	assert_int_equal(pragma_write_file_atomic(path, text, strlen(text), NULL), 0);
+}
+
+/* Load the cache file, apply edit to its JSON, write it back. */
+static void edit_cache(const char *path, void (*edit)(json_t *j))
+{
+	json_error_t je;
+	json_t *j = json_load_file(path, 0, &je);
+	char *s;
+
+	assert_non_null(j);
+	edit(j);
+	s = json_dumps(j, 0);
+	write_text(path, s);
+	free(s);
+	json_decref(j);
+}
+
+static void load(struct cache_fixture *f, int remeasure, struct pragma_machine *m)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+
+	assert_int_equal(pragma_machine_load_at(m, fixture("zen4"), f->file.data, remeasure, fake_measure, &err), 0);
+	assert_true(m->measured);
+}
+
+static void assert_cache_valid(const char *path)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_machine m;
+	json_error_t je;
+	json_t *j = json_load_file(path, 0, &je);
+
+	assert_non_null(j);
+	assert_int_equal(json_integer_value(json_object_get(j, "format")), PRAGMA_MACHINE_CACHE_FORMAT);
+	assert_int_equal(pragma_machine_from_json(&m, j, &err), 0);
+	assert_true(m.measured && m.peak_gflops > 0);
+	json_decref(j);
+}
+
+static void test_cache_reuse(void **state)
+{
+	struct cache_fixture *f = *state;
+	struct pragma_machine a, b, c;
+
+	load(f, 0, &a);
+	assert_int_equal(n_measured, 1);
+	assert_cache_valid(f->file.data);
+	load(f, 0, &b);
+	assert_int_equal(n_measured, 1);   /* from the cache */
+	assert_memory_equal(&a, &b, sizeof(a));
+	load(f, 1, &c);                    /* --measure */
+	assert_int_equal(n_measured, 2);
+	assert_true(c.peak_gflops != a.peak_gflops);
+	load(f, 0, &b);
+	assert_int_equal(n_measured, 2);
+	assert_true(b.peak_gflops == c.peak_gflops);
+}
+
+static void set_kernel(json_t *j) { json_object_set_new(j, "kernel", json_string("4.19.0-old")); }
+static void set_cores(json_t *j) { json_object_set_new(j, "cores", json_integer(json_integer_value(json_object_get(j, "cores")) + 8)); }
+static void set_isa(json_t *j) { json_object_set_new(j, "isa", json_string("sse2 avx avx2")); }
+static void set_model(json_t *j) { json_object_set_new(j, "cpu_model", json_string("AMD EPYC 9654")); }
+static void set_format(json_t *j) { json_object_set_new(j, "format", json_integer(PRAGMA_MACHINE_CACHE_FORMAT + 1)); }
+static void set_online(json_t *j) { json_object_set_new(j, "online_cpus", json_integer(96)); }
+
+static void test_cache_mismatch(void **state)
+{
+	struct cache_fixture *f = *state;
+	void (*const edits[])(json_t *) = { set_kernel, set_cores, set_isa, set_model, set_format };
+	struct pragma_machine m;
+
+	load(f, 0, &m);
+	assert_int_equal(n_measured, 1);
+	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+		edit_cache(f->file.data, edits[i]);
+		load(f, 0, &m);
+		assert_int_equal(n_measured, (int)i + 2);
+		assert_cache_valid(f->file.data);   /* rewritten for this machine */
+		load(f, 0, &m);
+		assert_int_equal(n_measured, (int)i + 2);
+	}
+	/* Not part of the identity: still reused. */
+	edit_cache(f->file.data, set_online);
+	load(f, 0, &m);
+	assert_int_equal(n_measured, 6);
+}
+
+static void drop_measured(json_t *j) { json_object_set_new(j, "measured", json_false()); }
+static void zero_peak(json_t *j) { json_object_set_new(j, "peak_gbs", json_real(0)); }
+static void wrong_type(json_t *j) { json_object_set_new(j, "bw_read_gbs", json_string("57")); }
+static void no_format(json_t *j) { json_object_del(j, "format"); }
+
+static void test_cache_corrupt(void **state)
+{
+	struct cache_fixture *f = *state;
+	const char *texts[] = { "", "{not json", "{\"vendor\": \"AuthenticAMD\",", "[1, 2, 3]", "null",
+				"{\"format\": 1}", "\x7f" "ELF\x01\x01" };
+	void (*const edits[])(json_t *) = { drop_measured, zero_peak, wrong_type, no_format };
+	struct pragma_machine m;
+	int expect = 0;
+
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		write_text(f->file.data, texts[i]);
+		load(f, 0, &m);
+		assert_int_equal(n_measured, ++expect);
+		assert_cache_valid(f->file.data);
+	}
+	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+		edit_cache(f->file.data, edits[i]);
+		load(f, 0, &m);
+		assert_int_equal(n_measured, ++expect);
+		assert_cache_valid(f->file.data);
+	}
+	/* A directory where the file should be: measured, not saved, no crash. */
+	pragma_rm_rf(f->file.data, NULL);
+	assert_int_equal(pragma_mkdir_p(f->file.data, 0755, NULL), 0);
+	load(f, 0, &m);
+	assert_int_equal(n_measured, ++expect);
+}
+
+static void test_cache_unwritable(void **state)
+{
+	struct cache_fixture *f = *state;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_buf path = PRAGMA_BUF_INIT;
+	struct pragma_machine m;
+
+	pragma_buf_addf(&path, "%s/missing-dir/machine.json", f->dir.data);
+	assert_int_equal(pragma_machine_load_at(&m, fixture("zen4"), path.data, 0, fake_measure, &err), 0);
+	assert_true(m.measured);
+	assert_int_equal(n_measured, 1);
+	/* No cache at all (no cache directory): measures every time. */
+	assert_int_equal(pragma_machine_load_at(&m, fixture("zen4"), NULL, 0, fake_measure, &err), 0);
+	assert_int_equal(n_measured, 2);
+	pragma_buf_release(&path);
+}
+
+static void test_cache_measure_fails(void **state)
+{
+	struct cache_fixture *f = *state;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_machine m;
+
+	assert_int_equal(pragma_machine_load_at(&m, fixture("zen4"), f->file.data, 0, failing_measure, &err), -1);
+	assert_int_equal(err.kind, PRAGMA_E_ENV);
+	assert_non_null(strstr(err.msg, "bandwidth"));
+	assert_false(pragma_path_exists(f->file.data));
+	/* A good cache is used without measuring at all. */
+	load(f, 0, &m);
+	n_measured = 0;
+	assert_int_equal(pragma_machine_load_at(&m, fixture("zen4"), f->file.data, 0, failing_measure, &err), 0);
+	assert_int_equal(n_measured, 0);
+	/* --measure that fails reports it and leaves the old cache alone. */
+	assert_int_equal(pragma_machine_load_at(&m, fixture("zen4"), f->file.data, 1, failing_measure, &err), -1);
+	assert_cache_valid(f->file.data);
+}
+
+static void test_load_env_cache_dir(void **state)
+{
+	struct cache_fixture *f = *state;
+	struct pragma_buf path = PRAGMA_BUF_INIT;
+
+	/* pragma_machine_load() puts machine.json under PRAGMA_CACHE_DIR. A
+	 * cached record for this machine avoids the real benchmarks here. */
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_machine m, got;
+
+	setenv("PRAGMA_CACHE_DIR", f->dir.data, 1);
+	assert_int_equal(pragma_machine_detect(&m, &err), 0);
+	fake_measure(&m, &err);
+	json_t *j = pragma_machine_json(&m);
+	json_object_set_new(j, "format", json_integer(PRAGMA_MACHINE_CACHE_FORMAT));
+	pragma_buf_addf(&path, "%s/machine.json", f->dir.data);
+	char *s = json_dumps(j, 0);
+	write_text(path.data, s);
+	free(s);
+	json_decref(j);
+	assert_int_equal(pragma_machine_load(&got, 0, &err), 0);
+	assert_true(got.measured);
+	assert_true(got.peak_gflops == m.peak_gflops);
+	assert_string_equal(got.measured_at, m.measured_at);
+	unsetenv("PRAGMA_CACHE_DIR");
+	pragma_buf_release(&path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_cpulist),
+		cmocka_unit_test(test_detect_zen4),
+		cmocka_unit_test(test_detect_intel),
+		cmocka_unit_test(test_detect_minimal),
+		cmocka_unit_test(test_detect_missing),
+		cmocka_unit_test(test_detect_real),
+		cmocka_unit_test(test_json_round_trip),
+		cmocka_unit_test(test_json_rejects),
+		cmocka_unit_test(test_same),
+		cmocka_unit_test_setup_teardown(test_cache_reuse, cache_setup, cache_teardown),
+		cmocka_unit_test_setup_teardown(test_cache_mismatch, cache_setup, cache_teardown),
+		cmocka_unit_test_setup_teardown(test_cache_corrupt, cache_setup, cache_teardown),
+		cmocka_unit_test_setup_teardown(test_cache_unwritable, cache_setup, cache_teardown),
+		cmocka_unit_test_setup_teardown(test_cache_measure_fails, cache_setup, cache_teardown),
+		cmocka_unit_test_setup_teardown(test_load_env_cache_dir, cache_setup, cache_teardown),
+	};
+
+	/* The corrupt-cache cases warn by design; keep the test log readable. */
+	pragma_log_set_level(getenv("PRAGMA_TEST_VERBOSE") ? PRAGMA_LOG_DEBUG : PRAGMA_LOG_ERROR);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
