@@ -297,8 +297,8 @@ static void on_fatal(int sig, siginfo_t *si, void *ucv)
 		if (sp && addr + 65536 >= sp && addr <= sp + 65536 && addr < harness_guard.stack_hi &&
 		    harness_guard.stack_hi - addr > harness_guard.stack_limit / 2) {
 			put(&s, " (stack overflow: more than ");
-			put_bytes(&s, harness_guard.stack_limit);
-			put(&s, " of stack; put large arrays on the heap)");
+			put_u(&s, (unsigned long long)(harness_guard.stack_limit >> 20));
+			put(&s, " MiB of stack; put large arrays on the heap)");
 		} else {
 			put(&s, " (bad memory access at ");
 			put_x(&s, addr);

@@ -176,7 +176,7 @@ int pragma_build_so(const char *src_path, const char *out_so, const struct pragm
 		goto out;
 	}
 	if (!c.exited || c.exit_code) {
-		const char *first = strstr(c.err.data, "error");
+		const char *first = strcasestr(c.err.data, "error");
 		char line[400] = "";
 		if (first) {
 			const char *bol = first;

@@ -111,7 +111,8 @@ static const struct forbidden forbidden[] = {
 	{ "freopen", 1, "does file I/O" }, { "fdopen", 0, "does file I/O" }, { "creat", 1, "does file I/O" },
 	{ "read", 1, "does file I/O" }, { "__read", 1, "does file I/O" }, { "pread", 1, "does file I/O" },
 	{ "write", 1, "does file I/O" }, { "pwrite", 1, "does file I/O" }, { "fread", 1, "does file I/O" },
-	{ "fgets", 0, "does file I/O" }, { "fgetc", 0, "does file I/O" }, { "getc", 0, "does file I/O" },
+	{ "fgets", 0, "does file I/O" }, { "fclose", 0, "does file I/O" }, { "fseek", 1, "does file I/O" },
+	{ "ftell", 1, "does file I/O" }, { "rewind", 0, "does file I/O" }, { "fileno", 0, "does file I/O" }, { "fgetc", 0, "does file I/O" }, { "getc", 0, "does file I/O" },
 	{ "getline", 0, "does file I/O" }, { "fscanf", 0, "does file I/O" }, { "__isoc99_fscanf", 0, "does file I/O" },
 	{ "scanf", 0, "reads stdin" }, { "__isoc99_scanf", 0, "reads stdin" }, { "stdin", 0, "reads stdin" },
 	{ "mmap", 1, "maps memory or files directly (use malloc/aligned_alloc)" },
@@ -354,32 +355,59 @@ void pragma_symbols_release(struct pragma_symbols *s)
 	memset(s, 0, sizeof(*s));
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 int pragma_symbols_check(const struct pragma_symbols *s, struct pragma_err *err)
 {
-	const char *first = NULL, *first_why = NULL;
-	int bad = 0;
+	const char **bad = calloc((size_t)s->n_imports + 1, sizeof(char *));
+	const char *first, *first_why = NULL;
+	char names[512] = "";
+	size_t len = 0;
+	int n_bad = 0;
 
 	for (int i = 0; i < s->n_needed; i++)
-		if (!pragma_library_allowed(s->needed[i]))
+		if (!pragma_library_allowed(s->needed[i])) {
+			free(bad);
 			return pragma_err_set(err, PRAGMA_E_NEGATIVE,
 					      "the kernel links %s; kernels may use only libc, libm, OpenMP and "
 					      "pthreads (no BLAS or other libraries)",
 					      s->needed[i]);
+		}
 	for (int i = 0; i < s->n_imports; i++) {
 		const char *why;
-		if (!pragma_symbol_allowed(s->imports[i], &why)) {
-			if (!bad++) {
-				first = s->imports[i];
-				first_why = why;
-			}
+		if (!pragma_symbol_allowed(s->imports[i], &why))
+			bad[n_bad++] = s->imports[i];
+	}
+	if (!n_bad) {
+		free(bad);
+		return 0;
+	}
+	/* Stable, readable order; the first one's purpose leads. */
+	qsort(bad, (size_t)n_bad, sizeof(char *), by_name);
+	/* Explain the one whose purpose is known (fopen, not fclose). */
+	first = bad[0];
+	pragma_symbol_allowed(first, &first_why);
+	for (int i = 0; i < n_bad; i++) {
+		const char *why;
+		pragma_symbol_allowed(bad[i], &why);
+		if (strncmp(why, "is not on", 9)) {
+			first = bad[i];
+			first_why = why;
+			break;
 		}
 	}
-	if (bad)
-		return pragma_err_set(err, PRAGMA_E_NEGATIVE,
-				      "the kernel calls %s, which %s%s; kernels may use libc basics, libm, OpenMP "
-				      "and pthreads only",
-				      first, first_why, bad > 1 ? " (and more forbidden symbols)" : "");
-	return 0;
+	for (int i = 0; i < n_bad && i < 4; i++)
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "", bad[i]);
+	if (n_bad > 4)
+		snprintf(names + len, sizeof(names) - len, " and %d more", n_bad - 4);
+	pragma_err_set(err, PRAGMA_E_NEGATIVE,
+		       "the kernel calls %s: %s %s; kernels may use libc basics, libm, OpenMP and pthreads only", names,
+		       first, first_why);
+	free(bad);
+	return -1;
 }
 
 int pragma_symbols_preload(const struct pragma_symbols *s, const char **out, int cap)

@@ -140,6 +140,7 @@ static int check_outputs(struct vctx *c, int have_swap, struct pragma_err *err)
 	uint64_t *out_h = calloc((size_t)(n * no) + 1, sizeof(uint64_t));
 	/* First failure of each kind, as messages. */
 	char unwritten[768] = "", nondet[768] = "", nan[768] = "", wrong[768] = "", cached[768] = "";
+	char by_address[768] = "";
 	int wrong_set = -1, wrong_k = -1;
 
 	for (int s = 0; s < n; s++)
@@ -192,14 +193,14 @@ static int check_outputs(struct vctx *c, int have_swap, struct pragma_err *err)
 				if (w.bad && w.unwritten == w.bad && !*unwritten)
 					vdescribe(unwritten, sizeof(unwritten), k, s, &ref, &w,
 						  " when its inputs sat in another set's buffers");
-				else if (w.bad && !*cached) {
+				else if (w.bad && !*by_address) {
 					/* Same bytes as the earlier answer for those buffers? */
 					int prev = (s + n - 1) % n;
 					struct pragma_tensor po = PRAGMA_TENSOR_INIT;
 					if (vload_cand(c, prev, "out", k, &po, err) < 0)
 						goto next;
 					if (po.nbytes == sw.nbytes && !memcmp(po.data, sw.data, sw.nbytes))
-						snprintf(cached, sizeof(cached),
+						snprintf(by_address, sizeof(by_address),
 							 "with input set %d's data in the buffers that had held set %d, "
 							 "output[%d] came back identical to the earlier result for set %d: "
 							 "the kernel returns results cached by buffer address",
@@ -258,6 +259,8 @@ next:
 		pragma_tensor_release(&out);
 	}
 
+	if (!*cached && *by_address)
+		snprintf(cached, sizeof(cached), "%s", by_address);
 	if (*unwritten)
 		vreject(v, PRAGMA_V_UNWRITTEN_OUTPUT, "%s", unwritten);
 	else if (*nondet)

@@ -1,0 +1,7 @@
+// expect: forbidden_flag
+// pragma:flags -Wl,-rpath,/tmp -lopenblas
+#include <pragma/kernel.h>
+int pk_forward(const struct pk_tensor *in, int ni, struct pk_tensor *out, int no)
+{
+    return 0;
+}

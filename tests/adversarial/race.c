@@ -1,0 +1,23 @@
+// expect: nondeterministic
+// Threads race on a shared, unsynchronized counter that feeds the output.
+#include <pragma/kernel.h>
+#include <omp.h>
+static volatile long counter;
+int pk_forward(const struct pk_tensor *in, int ni, struct pk_tensor *out, int no)
+{
+    int64_t N = in[0].shape[0], M = in[0].shape[1];
+    const float *a = in[0].data;
+    float *o = out[0].data;
+    counter = 0;
+    #pragma omp parallel num_threads(2)
+    {
+        #pragma omp barrier
+        for (int k = 0; k < 2000000; k++)
+            counter = counter + 1; /* lost updates: the count varies run to run */
+    }
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t j = 0; j < M; j++)
+            o[j * N + i] = a[i * M + j];
+    o[0] += (float)(counter % 1000);
+    return 0;
+}
