@@ -10,6 +10,7 @@ be injected per request: 429 with Retry-After, 5xx, a stalled connection, a
 truncated or reset stream, malformed JSON, an empty reply, a refusal.
 
     fake_llm.py --script S.json --log requests.jsonl --port-file port [--max-seconds 300]
+                [--exit-with-parent]
 
 Script (JSON; every key optional):
   {
@@ -416,6 +417,12 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request, client_address):
+        # A client hanging up (as tests of stalls and caps do) is not news.
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -424,6 +431,7 @@ def main():
     ap.add_argument("--port-file")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--max-seconds", type=float, default=300)
+    ap.add_argument("--exit-with-parent", action="store_true")
     a = ap.parse_args()
     with open(a.script, encoding="utf-8") as f:
         script = json.load(f)
@@ -434,6 +442,17 @@ def main():
     t = threading.Timer(a.max_seconds, lambda: os._exit(0))
     t.daemon = True
     t.start()
+
+    # With --exit-with-parent: when the test that started it is gone (a
+    # failed assertion that skipped the cleanup), so is the server.
+    if a.exit_with_parent:
+        parent = os.getppid()
+
+        def orphan_watch():
+            while os.getppid() == parent:
+                time.sleep(0.2)
+            os._exit(0)
+        threading.Thread(target=orphan_watch, daemon=True).start()
     if a.port_file:
         tmp = a.port_file + ".tmp"
         with open(tmp, "w") as f:
