@@ -18,6 +18,8 @@ int cmd_verify(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_llm(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
+int cmd_knowledge(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 
 /* The run store path: $PRAGMA_DB, else ./.pragma/pragma.db. */

@@ -20,6 +20,8 @@ static const struct cli_cmd commands[] = {
 	{ "eval", cmd_eval, "verify, then time a kernel against the baseline (speedup)" },
 	{ "cache", cmd_cache, "reference-data cache: info, prune, clear" },
 	{ "llm", cmd_llm, "LLM providers: ping" },
+	{ "profile", cmd_profile, "profile a kernel: metrics, roofline, bottleneck diagnosis" },
+	{ "knowledge", cmd_knowledge, "the profiling compendium: metric meanings, playbooks, search" },
 	{ "runs", cmd_runs, "runs in the store: list, show, export a replay" },
 };
 

@@ -1,0 +1,268 @@
+/*
+ * Profiling a verified kernel (DESIGN 3.6): collectors that turn one
+ * candidate into metrics in a single namespace, each with value, unit and
+ * the collector that produced it.
+ *
+ *   timing    time.*    median/min/spread of the timed calls (always)
+ *   perf      cpu.*, topdown.*, perf:EVENT   hardware counters in the harness
+ *   par       par.*     CPU utilization from the task-clock software event
+ *   roofline  roof.*    achieved GFLOP/s and GB/s against `pragma machine` peaks
+ *   static    static.*  instruction mix of the disassembly, vectorization remarks
+ *   sim       sim.*     valgrind callgrind cache and branch simulation
+ *   ncu       gpu.*     Nsight Compute (CUDA backend; registry and compendium only)
+ *
+ * A collector that cannot run says why (no PMU, perf_event_paranoid, no
+ * valgrind, over budget) in the profile's unavailable list and produces no
+ * metric at all — never zeros.
+ *
+ * One registry (pragma_metric_defs) is the single list that collectors,
+ * the knowledge compendium, the diagnosis, --metrics and prompts use.
+ */
+#ifndef PRAGMA_PROFILE_H
+#define PRAGMA_PROFILE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pragma/buf.h"
+#include "pragma/err.h"
+#include "pragma/machine.h"
+#include "pragma/refdata.h"
+#include "pragma/task.h"
+
+/* ---- collectors ---- */
+
+enum pragma_collector {
+	PRAGMA_COL_TIMING = 1u << 0,
+	PRAGMA_COL_PERF = 1u << 1,
+	PRAGMA_COL_PAR = 1u << 2,
+	PRAGMA_COL_ROOFLINE = 1u << 3,
+	PRAGMA_COL_STATIC = 1u << 4,
+	PRAGMA_COL_SIM = 1u << 5,
+	PRAGMA_COL_NCU = 1u << 6,
+};
+/* The CPU collectors a profile runs by default. */
+#define PRAGMA_COL_CPU_ALL                                                                              \
+	(PRAGMA_COL_TIMING | PRAGMA_COL_PERF | PRAGMA_COL_PAR | PRAGMA_COL_ROOFLINE | PRAGMA_COL_STATIC |  \
+	 PRAGMA_COL_SIM)
+
+/* "perf", "sim", ...; NULL for an unknown bit. */
+const char *pragma_collector_name(unsigned bit);
+/* Parse "perf,sim,static" into a mask (timing is always added). Unknown
+ * names fail with PRAGMA_E_INPUT listing the known ones. */
+int pragma_collectors_parse(const char *list, unsigned *mask, struct pragma_err *err);
+
+/* ---- the metric registry ---- */
+
+enum pragma_better { PRAGMA_BETTER_NEUTRAL, PRAGMA_BETTER_HIGHER, PRAGMA_BETTER_LOWER };
+
+struct pragma_metric_def {
+	const char *name;        /* "cpu.ipc" */
+	const char *unit;        /* "%", "ms", "GB/s", "GFLOP/s", "count", "ratio", "bits", ... */
+	unsigned collector;      /* one PRAGMA_COL_* bit */
+	const char *label;       /* short words for tables and comparisons: "IPC" */
+	int is_default;          /* shown without being asked for */
+	enum pragma_better better; /* for comparisons; NEUTRAL when it depends */
+	double noise;            /* relative change a comparison ignores (0.03 = 3%) */
+	const char *per;         /* "call" when the value is per pk_forward call, else NULL */
+};
+
+/* All registered metrics, in display order. */
+const struct pragma_metric_def *pragma_metric_defs(size_t *n);
+/* By name; NULL when unknown. "perf:EVENT" names are not in the registry. */
+const struct pragma_metric_def *pragma_metric_find(const char *name);
+
+/* ---- a profile ---- */
+
+struct pragma_metric {
+	char name[96];
+	double value;
+	char unit[16];
+	char source[16];         /* collector name */
+};
+
+enum pragma_remark_kind {
+	PRAGMA_REMARK_VECTORIZED,     /* the compiler vectorized this loop */
+	PRAGMA_REMARK_NOT_VECTORIZED, /* it tried and failed; text says why */
+	PRAGMA_REMARK_CALL,           /* the kernel calls this function (libm, OpenMP runtime, ...) */
+};
+
+/* A source-level fact from the static collector. */
+struct pragma_remark {
+	enum pragma_remark_kind kind;
+	int line;                /* in the kernel source; 0 unknown */
+	char text[256];          /* "possible aliasing", "expf", "32 byte vectors" */
+	char code[128];          /* the source line, trimmed */
+};
+
+struct pragma_unavailable {
+	char collector[16];
+	char reason[512];
+};
+
+struct pragma_profile {
+	struct pragma_metric *metrics;
+	size_t n, alloc;
+	struct pragma_unavailable *unavail;
+	size_t n_unavail;
+	struct pragma_remark *remarks;
+	size_t n_remarks;
+	char **notes;            /* caveats and context, one sentence each */
+	size_t n_notes;
+	char source_name[64];    /* the kernel file's base name, for "kernel.c:31" */
+	int threads;             /* threads the timed run was given; 0 unknown */
+	int cores;               /* usable cores of the machine */
+	double flops, bytes;     /* the task's counts (flops < 0: unknown) */
+};
+
+#define PRAGMA_PROFILE_INIT { .flops = -1 }
+
+void pragma_profile_init(struct pragma_profile *p);
+void pragma_profile_release(struct pragma_profile *p);
+
+/* Set a metric (replacing a previous value). The unit comes from the
+ * registry; a name outside it (perf:EVENT) gets unit "count". A NaN or
+ * infinite value is dropped: a collector that cannot compute a figure says
+ * nothing rather than a wrong number. */
+void pragma_profile_set(struct pragma_profile *p, const char *name, double value, const char *source);
+/* 1 and *v when present, else 0. */
+int pragma_profile_get(const struct pragma_profile *p, const char *name, double *v);
+const struct pragma_metric *pragma_profile_find(const struct pragma_profile *p, const char *name);
+__attribute__((format(printf, 3, 4)))
+void pragma_profile_unavailable(struct pragma_profile *p, const char *collector, const char *fmt, ...);
+/* The reason a collector did not run, or NULL. */
+const char *pragma_profile_why(const struct pragma_profile *p, const char *collector);
+__attribute__((format(printf, 2, 3)))
+void pragma_profile_note(struct pragma_profile *p, const char *fmt, ...);
+void pragma_profile_remark(struct pragma_profile *p, enum pragma_remark_kind kind, int line, const char *text,
+			   const char *code);
+
+/* Is this metric shown: in the default set, or named in extra (registry
+ * names and perf:EVENT; "all" shows everything)? */
+int pragma_profile_shown(const char *name, const char *const *extra, size_t n_extra);
+
+/* JSON: {"metrics": {name: {value, unit, source}}, "unavailable": {collector:
+ * reason}, "remarks": [...], "notes": [...]} with the shown metrics only
+ * (extra as above; NULL extra with n_extra 0 = the default set). */
+json_t *pragma_profile_json(const struct pragma_profile *p, const char *const *extra, size_t n_extra);
+/* Read back what pragma_profile_json wrote (for stored profiles). */
+int pragma_profile_from_json(json_t *j, struct pragma_profile *p, struct pragma_err *err);
+/* A human table of the shown metrics, grouped by collector, with the
+ * unavailable collectors and their reasons. */
+void pragma_profile_table(const struct pragma_profile *p, const char *const *extra, size_t n_extra,
+			  struct pragma_buf *out);
+/* Format one value with its unit ("21.7 GB/s", "38.2%", "1.2M"). */
+const char *pragma_metric_format(double v, const char *unit, char *buf, size_t len);
+
+/* ---- running the collectors ---- */
+
+struct pragma_profile_opts {
+	const struct pragma_task *task;
+	const char *kernel_src;          /* the candidate's C source file */
+	const struct pragma_refset *sets; /* input sets (verified against the reference) */
+	int n_sets;
+	unsigned collectors;             /* PRAGMA_COL_* mask; 0: PRAGMA_COL_CPU_ALL */
+	const char *const *extra;        /* extra metrics: registry names and perf:EVENT */
+	size_t n_extra;
+	int threads;                     /* 0: all usable cores */
+	int warmup, reps;                /* timed run; 0: 2 and 10 */
+	int warm;                        /* do not flush the cache between calls */
+	double sim_budget_s;             /* 0: [profile] sim_budget from the config, else 300 s */
+	const struct pragma_machine *machine; /* NULL: pragma_machine_load() */
+	const char *const *flags;        /* extra compile flags (already allowed) */
+	int check_outputs;               /* compare the timed run's outputs with the reference */
+};
+
+/* Build the kernel, time it in the harness with counters around pk_forward,
+ * and run the requested collectors. Returns 0 with p filled (collectors that
+ * could not run are listed in p->unavail); -1 with err when the kernel does
+ * not build (PRAGMA_E_NEGATIVE), fails in the harness or gives wrong
+ * outputs (PRAGMA_E_NEGATIVE), or pragma cannot run at all. Unknown extra
+ * metrics are PRAGMA_E_INPUT, before anything runs. */
+int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profile *p, struct pragma_err *err);
+
+/* Check --metrics names: registry names, "all", and perf:EVENT with an
+ * event the perf collector knows. Fails (PRAGMA_E_INPUT) listing the known
+ * names. */
+int pragma_profile_check_extra(const char *const *extra, size_t n_extra, struct pragma_err *err);
+
+/* ---- the perf collector's pieces (lib/profile/perf.c), exposed for tests ---- */
+
+enum pragma_pmu_kind {
+	PRAGMA_PMU_GENERIC,      /* architectural events only, no top-down */
+	PRAGMA_PMU_INTEL_TMA4,   /* Sandy Bridge .. Skylake/Cascade Lake: 4 slots per cycle, uop events */
+	PRAGMA_PMU_INTEL_SLOTS,  /* Ice Lake and later: slots + topdown-* metric events */
+	PRAGMA_PMU_AMD_ZEN,      /* Zen 1-3: no dispatch-slot events */
+	PRAGMA_PMU_AMD_ZEN4,     /* 6 dispatch slots per cycle */
+	PRAGMA_PMU_AMD_ZEN5,     /* 8 dispatch slots per cycle */
+};
+
+/* From the vendor string ("GenuineIntel", "AuthenticAMD") and family/model. */
+enum pragma_pmu_kind pragma_pmu_classify(const char *vendor, int family, int model);
+const char *pragma_pmu_kind_name(enum pragma_pmu_kind k);
+
+/* An event as perf_event_open wants it. */
+struct pragma_perf_event {
+	char name[64];
+	uint32_t type;           /* PERF_TYPE_* */
+	uint64_t config;
+};
+
+/* Look up a named event for this CPU: perf's generic names (cycles,
+ * instructions, branch-misses, L1-dcache-load-misses, task-clock, ...), the
+ * vendor events in our table (ls_dmnd_fills_from_sys.dram_io_near, ...),
+ * and raw "rXXXX" codes. 0, or -1 when unknown. */
+int pragma_perf_event_lookup(enum pragma_pmu_kind k, const char *name, struct pragma_perf_event *ev);
+/* The names pragma_perf_event_lookup knows for this CPU, comma-separated. */
+void pragma_perf_event_names(enum pragma_pmu_kind k, struct pragma_buf *out);
+
+/* The "perf" section of a harness request: the counter groups for the
+ * default set on this CPU, plus the raw extra events (perf:EVENT in extra),
+ * plus the software group (task-clock) when with_par. with_hw 0 leaves the
+ * hardware groups out (no PMU). */
+json_t *pragma_perf_request(enum pragma_pmu_kind k, int with_hw, int with_par, const char *const *extra,
+			    size_t n_extra, struct pragma_err *err);
+
+/* Turn the harness's "perf" answer into metrics (cpu.*, topdown.*, par.*,
+ * perf:EVENT), per call. threads: the threads the kernel was given, for
+ * par.utilization. Groups that failed become unavailable reasons with a
+ * hint (ENOENT: no PMU; EACCES: perf_event_paranoid). */
+void pragma_perf_derive(enum pragma_pmu_kind k, json_t *answer, int threads, struct pragma_profile *p);
+
+/* The reason hardware counters cannot be used here, or NULL when a probe
+ * (cycles, user space only, this thread) opens. Static buffer. */
+const char *pragma_perf_probe(void);
+
+/* ---- the sim collector's pieces (lib/profile/sim.c) ---- */
+
+/* valgrind arguments for the machine's cache geometry ("--I1=32768,8,64",
+ * "--D1=...", "--LL=..."); n_out receives how many (0..3). */
+int pragma_sim_cache_args(const struct pragma_machine *m, char out[3][64]);
+/* Parse a callgrind.out file's text: events and totals. Sets sim.* metrics,
+ * divided by calls. line_bytes: the LL line size for sim.dram_bytes. */
+int pragma_sim_parse(const char *text, int calls, int line_bytes, struct pragma_profile *p,
+		     struct pragma_err *err);
+
+/* ---- the static collector's pieces (lib/profile/static.c) ---- */
+
+/* Instruction mix from `objdump -d -l --no-show-raw-insn` text of the
+ * kernel's .so, counting only the kernel's own functions (not crt stubs or
+ * PLT entries). Sets static.* metrics and call remarks. */
+int pragma_static_parse_objdump(const char *text, struct pragma_profile *p);
+/* Vectorization remarks from gcc -fopt-info-vec-all or clang
+ * -Rpass=loop-vectorize -Rpass-missed=loop-vectorize
+ * -Rpass-analysis=loop-vectorize output, for the file named source_name;
+ * source (may be NULL) gives the code of each line. */
+int pragma_static_parse_remarks(const char *text, const char *source_name, const char *source,
+				struct pragma_profile *p);
+
+/* ---- the roofline (lib/profile/roofline.c) ---- */
+
+/* roof.* from the task's FLOPs and minimal bytes, the median time and the
+ * machine's measured peaks. Unavailable (with a reason) when the machine
+ * has no measured peaks. */
+void pragma_roofline(double flops, double bytes, double median_ms, const struct pragma_machine *m,
+		     struct pragma_profile *p);
+
+#endif

@@ -1,0 +1,364 @@
+/*
+ * Bottleneck rules. Each reads a few metrics, and when they say something
+ * an expert would act on, adds a finding with the numbers that made it fire.
+ * Thresholds follow the vendor guidance named in the playbooks
+ * (knowledge/playbooks.json); they are deliberately coarse: a finding is a
+ * lead for the Conductor, not a verdict.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pragma/diagnose.h"
+
+static const char *const names[] = {
+	"memory-bound",	     "near-roof",	"far-from-roof", "under-vectorized", "narrow-vectors",
+	"no-fma",	     "low-parallelism", "cache-thrashing", "latency-bound-reduction", "register-spills",
+	"calls-in-loop",     "frontend-bound",	"bad-speculation", "backend-bound",
+};
+
+const char *const *pragma_bottleneck_names(size_t *n)
+{
+	*n = sizeof(names) / sizeof(names[0]);
+	return names;
+}
+
+static int get(const struct pragma_profile *p, const char *name, double *v)
+{
+	return pragma_profile_get(p, name, v);
+}
+
+static struct pragma_finding *add(struct pragma_diagnosis *d, const char *bottleneck, double conf,
+				  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static struct pragma_finding *add(struct pragma_diagnosis *d, const char *bottleneck, double conf,
+				  const char *fmt, ...)
+{
+	struct pragma_finding *f;
+	va_list ap;
+
+	d->f = realloc(d->f, (d->n + 1) * sizeof(*d->f));
+	if (!d->f)
+		abort();
+	f = &d->f[d->n++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->bottleneck, sizeof(f->bottleneck), "%s", bottleneck);
+	f->confidence = conf < 0.05 ? 0.05 : conf > 0.99 ? 0.99 : conf;
+	va_start(ap, fmt);
+	vsnprintf(f->evidence, sizeof(f->evidence), fmt, ap);
+	va_end(ap);
+	return f;
+}
+
+__attribute__((format(printf, 2, 3))) static void append(struct pragma_finding *f, const char *fmt, ...)
+{
+	size_t k = strlen(f->evidence);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->evidence + k, sizeof(f->evidence) - k, fmt, ap);
+	va_end(ap);
+}
+
+static const char *count(double v, char *buf, size_t len)
+{
+	return pragma_metric_format(v, "count", buf, len);
+}
+
+static const char *where(const struct pragma_profile *p, int line, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s:%d", p->source_name[0] ? p->source_name : "kernel.c", line);
+	return buf;
+}
+
+/* "(1 of 2 threads simulated)" when the simulated view is partial. */
+static const char *sim_caveat(const struct pragma_profile *p)
+{
+	static char buf[96];
+
+	if (p->threads > 1)
+		snprintf(buf, sizeof(buf), " (simulated on 1 of %d threads: a rough guide for this kernel)", p->threads);
+	else
+		snprintf(buf, sizeof(buf), " (simulated)");
+	return buf;
+}
+
+static void roofline_rules(const struct pragma_profile *p, struct pragma_diagnosis *d)
+{
+	double pct_roof, ai = NAN, ridge = NAN, gbs, pct_bw, gfl, pct_fl, v, w;
+	char a[96], b[32];
+	int have_ai = get(p, "roof.ai", &ai) && get(p, "roof.ridge_ai", &ridge);
+	int memory_side = have_ai ? ai < ridge : !get(p, "roof.gflops", &v);
+
+	if (!get(p, "roof.pct_roof", &pct_roof))
+		return;
+	if (memory_side && get(p, "roof.gbs", &gbs) && get(p, "roof.pct_peak_bw", &pct_bw) &&
+	    get(p, "roof.peak_gbs", &v)) {
+		if (pct_bw >= 40) {
+			struct pragma_finding *f =
+				add(d, "memory-bound", 0.4 + 0.6 * fmin(pct_bw, 100) / 100,
+				    "memory-bound: %.1f GB/s = %.0f%% of the measured bandwidth peak (%.1f GB/s)", gbs,
+				    pct_bw, v);
+			if (have_ai)
+				append(f, "; arithmetic intensity %.3g FLOP/B is below the ridge point %.3g", ai, ridge);
+			if (get(p, "sim.ll_miss_rate", &v) && get(p, "sim.ll_misses", &w))
+				append(f, "; LL miss rate %.0f%% (%s misses per call)%s", v, count(w, a, sizeof(a)),
+				       sim_caveat(p));
+			if (pct_bw >= 70)
+				append(f, "; at the bandwidth roof: only moving fewer bytes helps now (fuse passes, "
+					  "streaming stores, narrower types)");
+			if (get(p, "static.nt_stores", &v) && v == 0 && p->bytes > 0)
+				append(f, "; no streaming stores in the code");
+		} else {
+			add(d, "far-from-roof", 0.6,
+			    "far from the roof: %.1f GB/s is %.0f%% of the bandwidth peak (%.1f GB/s) although the "
+			    "memory roof binds (%s); the kernel leaves bandwidth unused: too little parallelism, "
+			    "strided or dependent accesses, or scalar code",
+			    gbs, pct_bw, v,
+			    have_ai ? (snprintf(a, sizeof(a), "intensity %.3g < ridge %.3g", ai, ridge), a)
+				    : "no FLOP count");
+		}
+	} else if (!memory_side && get(p, "roof.gflops", &gfl) && get(p, "roof.pct_peak_flops", &pct_fl) &&
+		   get(p, "roof.peak_gflops", &v)) {
+		if (pct_roof < 25) {
+			struct pragma_finding *f =
+				add(d, "far-from-roof", 0.55 + 0.4 * (25 - pct_roof) / 25,
+				    "far from the roof: %.1f GFLOP/s = %.1f%% of the measured FP32 peak (%.0f GFLOP/s); the "
+				    "compute roof binds (arithmetic intensity %.3g >= ridge %.3g), so %.0fx of headroom is "
+				    "left",
+				    gfl, pct_fl, v, ai, ridge, 100 / fmax(pct_roof, 0.01));
+			if (get(p, "sim.insn_per_flop", &w))
+				append(f, "; %.2f instructions per FLOP (16-wide FMA code needs about 0.05)", w);
+			append(f, "; if tuning stalls, change the algorithm or the blocking");
+		}
+	}
+	if (pct_roof >= 70)
+		add(d, "near-roof", fmin(pct_roof, 100) / 100,
+		    "near the roof: %.0f%% of what the %s roof allows; further gains need less work or fewer bytes, "
+		    "not tuning",
+		    pct_roof, memory_side ? "bandwidth" : "compute");
+	(void)b;
+}
+
+static void vector_rules(const struct pragma_profile *p, const struct pragma_machine *m, struct pragma_diagnosis *d)
+{
+	double packed, fp_ops, bits, fma, mul, add_, v;
+	char w[128];
+	int remarks = 0;
+
+	if (get(p, "static.fp_ops", &fp_ops) && fp_ops > 0 && get(p, "static.fp_packed_pct", &packed) && packed < 50) {
+		struct pragma_finding *f = add(d, "under-vectorized", packed < 10 ? 0.8 : 0.6,
+					       "under-vectorized: %.0f%% of FP instructions packed (%.0f of %.0f)", packed,
+					       packed * fp_ops / 100, fp_ops);
+		for (size_t i = 0; i < p->n_remarks && remarks < 3; i++)
+			if (p->remarks[i].kind == PRAGMA_REMARK_NOT_VECTORIZED && p->remarks[i].line > 0) {
+				append(f, "; loop at %s not vectorized%s%s", where(p, p->remarks[i].line, w, sizeof(w)),
+				       p->remarks[i].text[0] ? ": " : "", p->remarks[i].text);
+				remarks++;
+			}
+		if (get(p, "sim.insn_per_flop", &v))
+			append(f, "; %.2f instructions per FLOP", v);
+		if (get(p, "roof.pct_roof", &v) && v < 50)
+			append(f, "; %.0f%% of the roofline", v);
+	} else if (get(p, "static.vector_bits", &bits) && bits == 0 && get(p, "static.loops_not_vectorized", &v) &&
+		   v > 0) {
+		struct pragma_finding *f = add(d, "under-vectorized", 0.5, "under-vectorized: no vector instructions in the kernel");
+		for (size_t i = 0; i < p->n_remarks && remarks < 3; i++)
+			if (p->remarks[i].kind == PRAGMA_REMARK_NOT_VECTORIZED && p->remarks[i].line > 0) {
+				append(f, "; loop at %s not vectorized%s%s", where(p, p->remarks[i].line, w, sizeof(w)),
+				       p->remarks[i].text[0] ? ": " : "", p->remarks[i].text);
+				remarks++;
+			}
+	}
+	if (m && get(p, "static.vector_bits", &bits) && bits > 0 && bits < 256 && m->has_avx2 &&
+	    get(p, "static.fp_packed_pct", &packed) && packed >= 50)
+		add(d, "narrow-vectors", 0.5,
+		    "narrow vectors: the widest packed instructions use %.0f-bit registers; this CPU has %s", bits,
+		    m->has_avx512f ? "256-bit AVX2 and 512-bit AVX-512" : "256-bit AVX2");
+	if (m && m->has_fma && get(p, "static.fma", &fma) && fma == 0 && get(p, "static.fp_mul", &mul) && mul > 0 &&
+	    get(p, "static.fp_add", &add_) && add_ > 0)
+		add(d, "no-fma", 0.45,
+		    "no FMA: %.0f multiplies and %.0f adds, no fused multiply-add although the CPU has FMA (one "
+		    "instruction and one rounding instead of two)",
+		    mul, add_);
+	if (get(p, "static.stack_spills", &v) && v > 0)
+		add(d, "register-spills", v >= 4 ? 0.55 : 0.4,
+		    "register spills: %.0f vector-register moves to or from the stack inside loops (an accumulator or "
+		    "tile that does not fit the %d vector registers)",
+		    v, m && m->has_avx512f ? 32 : 16);
+	for (size_t i = 0; i < p->n_remarks; i++)
+		if (p->remarks[i].kind == PRAGMA_REMARK_CALL && strstr(p->remarks[i].text, "inside a loop")) {
+			char name[96];
+			snprintf(name, sizeof(name), "%s", p->remarks[i].text);
+			char *cut = strstr(name, " (inside");
+			if (cut)
+				*cut = 0;
+			add(d, "calls-in-loop", 0.55,
+			    "calls %s inside a loop%s%s: the call blocks vectorization and costs a call per element",
+			    name, p->remarks[i].line > 0 ? " at " : "",
+			    p->remarks[i].line > 0 ? where(p, p->remarks[i].line, w, sizeof(w)) : "");
+			break;
+		}
+	for (size_t i = 0; i < p->n_remarks; i++) {
+		const struct pragma_remark *r = &p->remarks[i];
+		char w2[128];
+		if (r->kind == PRAGMA_REMARK_NOT_VECTORIZED &&
+		    (strstr(r->text, "reduction") || strstr(r->text, "reorder floating-point"))) {
+			struct pragma_finding *f =
+				add(d, "latency-bound-reduction", 0.55,
+				    "latency-bound reduction: the loop at %s accumulates into one FP variable in order (%s): "
+				    "each add waits for the previous one (3-4 cycles), so the loop runs at one element "
+				    "per add latency",
+				    where(p, r->line, w2, sizeof(w2)), r->text);
+			if (get(p, "cpu.ipc", &v))
+				append(f, "; IPC %.2f", v);
+			break;
+		}
+	}
+}
+
+static void par_rules(const struct pragma_profile *p, struct pragma_diagnosis *d)
+{
+	double util, busy, th;
+	static const char *const words[] = { "zero", "one", "two", "three", "four", "five", "six", "seven", "eight" };
+
+	if (!get(p, "par.utilization", &util) || !get(p, "par.busy_cores", &busy) || !get(p, "par.threads", &th) ||
+	    th < 2 || util >= 60)
+		return;
+	long rb = lround(busy), rt = lround(th);
+	if (rb >= 0 && rb <= 8 && rt <= 8 && rb < rt)
+		add(d, "low-parallelism", busy < 1.25 ? 0.85 : 0.6,
+		    "low parallelism: %s core%s busy of %s (%.2f busy cores, %.0f%% utilization of %.0f threads)",
+		    words[rb < 1 ? 1 : rb], rb <= 1 ? "" : "s", words[rt], busy, util, th);
+	else
+		add(d, "low-parallelism", 0.6, "low parallelism: %.2f busy cores of %.0f threads (%.0f%% utilization)",
+		    busy, th, util);
+}
+
+static void cache_rules(const struct pragma_profile *p, struct pragma_diagnosis *d)
+{
+	double rate, misses, refs, insn, traffic, v;
+	char a[32], b[32];
+	int fired = 0;
+	struct pragma_finding *f = NULL;
+
+	if (get(p, "sim.d1_miss_rate", &rate) && get(p, "sim.d1_misses", &misses) && get(p, "sim.data_refs", &refs) &&
+	    get(p, "sim.instructions", &insn) && rate >= 10 && misses >= insn / 50) {
+		f = add(d, "cache-thrashing", rate >= 30 ? 0.75 : 0.55,
+			"poor data reuse: D1 miss rate %.0f%% (%s misses of %s data references per call)%s", rate,
+			count(misses, a, sizeof(a)), count(refs, b, sizeof(b)), sim_caveat(p));
+		fired = 1;
+	}
+	if (get(p, "sim.traffic_ratio", &traffic) && traffic >= 3) {
+		if (!f)
+			f = add(d, "cache-thrashing", 0.65, "poor data reuse: ");
+		else
+			append(f, "; ");
+		append(f, "memory traffic %.1fx the minimal bytes (each byte fetched %.1f times from beyond the LL)",
+		       traffic, traffic);
+		if (get(p, "sim.ll_miss_rate", &v))
+			append(f, ", LL miss rate %.0f%%", v);
+		fired = 1;
+	}
+	if (!fired && get(p, "cpu.l1d_mpki", &v) && v >= 40)
+		f = add(d, "cache-thrashing", 0.5, "poor data reuse: %.0f L1D misses per 1000 instructions (counted)", v);
+	if (f && get(p, "roof.ai", &v) && get(p, "roof.ridge_ai", &rate) && v >= rate)
+		append(f, "; the algorithm has reuse to exploit (intensity %.3g FLOP/B): block or tile for the caches", v);
+}
+
+static void topdown_rules(const struct pragma_profile *p, struct pragma_diagnosis *d)
+{
+	double fe, bad, be, ret, v, w, insn;
+	char a[32];
+
+	if (get(p, "topdown.frontend_bound", &fe) && fe >= 25)
+		add(d, "frontend-bound", fe >= 40 ? 0.7 : 0.5,
+		    "frontend-bound: %.0f%% of issue slots empty because instructions were not delivered (code too "
+		    "large for the op cache, or unpredictable jumps)",
+		    fe);
+	if (get(p, "topdown.bad_speculation", &bad) && bad >= 15) {
+		struct pragma_finding *f =
+			add(d, "bad-speculation", bad >= 25 ? 0.75 : 0.55,
+			    "bad speculation: %.0f%% of issue slots spent on work that was thrown away", bad);
+		if (get(p, "cpu.branch_miss_rate", &v) && get(p, "cpu.branch_misses", &w))
+			append(f, "; branch miss rate %.1f%% (%s misses per call)", v, count(w, a, sizeof(a)));
+	} else if (get(p, "cpu.branch_miss_rate", &v) && get(p, "cpu.branch_misses", &w) &&
+		   get(p, "cpu.instructions", &insn) && v >= 5 && w >= insn / 200) {
+		add(d, "bad-speculation", 0.55, "bad speculation: branch miss rate %.1f%% (%s misses per call, %.1f per 1000 instructions)",
+		    v, count(w, a, sizeof(a)), 1000 * w / insn);
+	} else if (get(p, "sim.branch_mispredict_rate", &v) && get(p, "sim.branch_mispredicts", &w) &&
+		   get(p, "sim.instructions", &insn) && v >= 5 && w >= insn / 200) {
+		/* Only when mispredicts are a real share of the work: a loop
+		 * exit mispredicted once per loop is a tiny absolute count. */
+		add(d, "bad-speculation", 0.45,
+		    "bad speculation: simulated branch mispredict rate %.1f%% (%s per call, %.1f per 1000 "
+		    "instructions)%s",
+		    v, count(w, a, sizeof(a)), 1000 * w / insn, sim_caveat(p));
+	}
+	if (get(p, "topdown.backend_bound", &be) && be >= 50) {
+		int mem = 0;
+		for (size_t i = 0; i < d->n; i++)
+			if (!strcmp(d->f[i].bottleneck, "memory-bound") || !strcmp(d->f[i].bottleneck, "cache-thrashing"))
+				mem = 1;
+		struct pragma_finding *f =
+			add(d, "backend-bound", be >= 70 ? 0.65 : 0.5,
+			    "backend-bound: %.0f%% of issue slots stalled waiting for %s", be,
+			    mem ? "memory (see the memory findings)" : "execution units or data");
+		if (get(p, "cpu.ipc", &v))
+			append(f, "; IPC %.2f", v);
+		if (get(p, "cpu.llc_mpki", &v))
+			append(f, "; %.1f LLC misses per 1000 instructions", v);
+	}
+	if (get(p, "topdown.retiring", &ret) && ret >= 60 && get(p, "roof.pct_roof", &v) && v < 30) {
+		for (size_t i = 0; i < d->n; i++)
+			if (!strcmp(d->f[i].bottleneck, "under-vectorized") || !strcmp(d->f[i].bottleneck, "far-from-roof")) {
+				append(&d->f[i], "; %.0f%% of slots retire useful work, yet the roof is far: too many "
+						 "instructions for the job",
+				       ret);
+				break;
+			}
+	}
+}
+
+static int by_confidence(const void *a, const void *b)
+{
+	const struct pragma_finding *x = a, *y = b;
+
+	return x->confidence < y->confidence ? 1 : x->confidence > y->confidence ? -1 : 0;
+}
+
+void pragma_diagnose(const struct pragma_profile *p, const struct pragma_machine *m, struct pragma_diagnosis *d)
+{
+	memset(d, 0, sizeof(*d));
+	roofline_rules(p, d);
+	vector_rules(p, m, d);
+	par_rules(p, d);
+	cache_rules(p, d);
+	topdown_rules(p, d);
+	if (d->n > 1)
+		qsort(d->f, d->n, sizeof(*d->f), by_confidence);
+}
+
+void pragma_diagnosis_release(struct pragma_diagnosis *d)
+{
+	free(d->f);
+	memset(d, 0, sizeof(*d));
+}
+
+json_t *pragma_diagnosis_json(const struct pragma_diagnosis *d)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < d->n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s, s:f}", "bottleneck", d->f[i].bottleneck, "evidence",
+						   d->f[i].evidence, "confidence", round(d->f[i].confidence * 100) / 100));
+	return a;
+}
+
+void pragma_diagnosis_text(const struct pragma_diagnosis *d, struct pragma_buf *out)
+{
+	for (size_t i = 0; i < d->n; i++)
+		pragma_buf_addf(out, "  %-24s %.2f  %s\n", d->f[i].bottleneck, d->f[i].confidence, d->f[i].evidence);
+}

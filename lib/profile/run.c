@@ -1,0 +1,536 @@
+/*
+ * Running the collectors on one candidate: build it, time it in the harness
+ * with counters around pk_forward, check its outputs, then the static
+ * analysis of the binary and, within a time budget, the cache simulation.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pragma/build.h"
+#include "pragma/config.h"
+#include "pragma/fs.h"
+#include "pragma/log.h"
+#include "pragma/proc.h"
+#include "pragma/profile.h"
+#include "pragma/run.h"
+#include "pragma/tensor.h"
+#include "pragma/timing.h"
+
+/* valgrind's slowdown with cache and branch simulation, measured on this
+ * kind of kernel (50-100x); estimates err on the slow side. */
+#define SIM_SLOWDOWN 100.0
+#define SIM_STARTUP_MS 3000.0
+#define SIM_DEFAULT_BUDGET_S 300.0
+
+int pragma_profile_check_extra(const char *const *extra, size_t n_extra, struct pragma_err *err)
+{
+	struct pragma_machine m;
+	enum pragma_pmu_kind k = PRAGMA_PMU_GENERIC;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+
+	if (pragma_machine_detect(&m, &e) == 0)
+		k = pragma_pmu_classify(m.vendor, m.family, m.model);
+	for (size_t i = 0; i < n_extra; i++) {
+		struct pragma_perf_event ev;
+		if (!strcmp(extra[i], "all") || pragma_metric_find(extra[i]))
+			continue;
+		if (!strncmp(extra[i], "perf:", 5)) {
+			if (pragma_perf_event_lookup(k, extra[i] + 5, &ev) == 0)
+				continue;
+			struct pragma_buf names = PRAGMA_BUF_INIT;
+			pragma_perf_event_names(k, &names);
+			pragma_err_set(err, PRAGMA_E_INPUT, "unknown perf event '%s' for this CPU (%s)", extra[i] + 5,
+				       pragma_pmu_kind_name(k));
+			pragma_err_hint(err, "known events: %.900s", names.data);
+			pragma_buf_release(&names);
+			return -1;
+		}
+		size_t nd;
+		const struct pragma_metric_def *d = pragma_metric_defs(&nd);
+		struct pragma_buf names = PRAGMA_BUF_INIT;
+		for (size_t j = 0; j < nd; j++)
+			pragma_buf_addf(&names, "%s%s", j ? ", " : "", d[j].name);
+		pragma_err_set(err, PRAGMA_E_INPUT, "unknown metric '%s'", extra[i]);
+		pragma_err_hint(err, "metrics: %.900s; raw perf events as perf:EVENT; 'all' for everything",
+				names.data);
+		pragma_buf_release(&names);
+		return -1;
+	}
+	return 0;
+}
+
+static int find_harness(struct pragma_buf *out, struct pragma_err *err)
+{
+	struct pragma_buf exe = PRAGMA_BUF_INIT;
+
+	pragma_buf_reset(out);
+	if (getenv("PRAGMA_HARNESS") && *getenv("PRAGMA_HARNESS")) {
+		pragma_buf_adds(out, getenv("PRAGMA_HARNESS"));
+	} else if (pragma_exe_dir(&exe) == 0) {
+		pragma_buf_addf(out, "%s/pragma-harness", exe.data);
+#ifdef PRAGMA_BUILD_DIR
+		if (!pragma_path_exists(out->data)) {
+			pragma_buf_reset(out);
+			pragma_buf_addf(out, "%s/pragma-harness", PRAGMA_BUILD_DIR);
+		}
+#endif
+	}
+	pragma_buf_release(&exe);
+	if (!pragma_path_exists(out->data)) {
+		pragma_err_set(err, PRAGMA_E_ENV, "cannot find pragma-harness (looked for %s)", out->data);
+		pragma_err_hint(err, "build it (cmake --build build) or set PRAGMA_HARNESS");
+		return -1;
+	}
+	return 0;
+}
+
+static json_t *spec_array(const struct pragma_tensor_spec *s, int n, int with_shape)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < n; i++) {
+		json_t *o = json_pack("{s:s}", "dtype", pragma_dtype_name(s[i].dtype));
+		if (with_shape) {
+			json_t *sh = json_array();
+			for (int k = 0; k < s[i].ndim; k++)
+				json_array_append_new(sh, json_integer(s[i].shape[k]));
+			json_object_set_new(o, "shape", sh);
+		}
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+struct hrun {
+	const char *so;
+	const char *dir;          /* request and outputs */
+	int n_sets;
+	int warmup, reps, cold;
+	int sandbox;
+	int threads;
+	json_t *perf;             /* borrowed; NULL: none */
+	const char *const *wrapper; /* argv before the harness (valgrind ...), NULL-terminated */
+	int timeout_ms;
+};
+
+/* Run the harness once; *res gets its JSON answer. A kernel failure is
+ * PRAGMA_E_NEGATIVE with the harness's category and message. */
+static int run_harness(const struct pragma_profile_opts *o, const struct hrun *h, json_t **res,
+		       struct pragma_err *err)
+{
+	struct pragma_buf harness = PRAGMA_BUF_INIT, req_path = PRAGMA_BUF_INIT, omp = PRAGMA_BUF_INIT;
+	struct pragma_child c = PRAGMA_CHILD_INIT;
+	json_t *sets = json_array(), *req = NULL;
+	const char *argv[48];
+	const char *env[4];
+	char *dump = NULL;
+	int n = 0, ret = -1;
+	json_error_t jerr;
+
+	*res = NULL;
+	if (find_harness(&harness, err) < 0)
+		goto out;
+	for (int s = 0; s < h->n_sets; s++) {
+		json_t *files = json_array();
+		char p[4200];
+		struct pragma_buf d = PRAGMA_BUF_INIT;
+
+		for (int i = 0; i < o->task->n_inputs; i++) {
+			pragma_ref_input_path(&o->sets[s], i, p, sizeof(p));
+			json_array_append_new(files, json_string(p));
+		}
+		pragma_buf_addf(&d, "%s/set%d", h->dir, s);
+		if (pragma_mkdir_p(d.data, 0755, err) < 0) {
+			pragma_buf_release(&d);
+			json_decref(files);
+			goto out;
+		}
+		json_array_append_new(sets, json_pack("{s:o, s:s}", "inputs", files, "out_dir", d.data));
+		pragma_buf_release(&d);
+	}
+	req = json_pack("{s:s, s:s, s:O, s:o, s:o, s:i, s:i, s:b, s:I, s:{s:b}}", "kernel", h->so, "mode", "time",
+			"sets", sets, "inputs", spec_array(o->task->inputs, o->task->n_inputs, 0), "outputs",
+			spec_array(o->task->outputs, o->task->n_outputs, 1), "warmup", h->warmup, "reps", h->reps,
+			"cold", h->cold, "flush_bytes", (json_int_t)pragma_flush_bytes(), "sandbox", "enabled",
+			h->sandbox);
+	if (h->perf)
+		json_object_set(req, "perf", h->perf);
+	pragma_buf_addf(&req_path, "%s/request.json", h->dir);
+	dump = json_dumps(req, JSON_INDENT(1));
+	if (pragma_write_file_atomic(req_path.data, dump, strlen(dump), err) < 0)
+		goto out;
+	for (int i = 0; h->wrapper && h->wrapper[i] && n < 40; i++)
+		argv[n++] = h->wrapper[i];
+	argv[n++] = harness.data;
+	argv[n++] = req_path.data;
+	argv[n] = NULL;
+	pragma_buf_addf(&omp, "OMP_NUM_THREADS=%d", h->threads);
+	env[0] = omp.data;
+	env[1] = "OMP_PROC_BIND=false";
+	env[2] = "LD_PRELOAD";
+	env[3] = NULL;
+	c.argv = argv;
+	c.env = env;
+	c.timeout_ms = h->timeout_ms;
+	c.out_cap = 1 << 20;
+	c.err_cap = 256 << 10;
+	if (pragma_child_run(&c, err) < 0)
+		goto out;
+	*res = json_loadb(c.out.data, c.out.len, 0, &jerr);
+	if (c.timed_out) {
+		pragma_err_set(err, PRAGMA_E_NEGATIVE, "timeout: the run did not finish within %d s", h->timeout_ms / 1000);
+	} else if (*res && json_is_true(json_object_get(*res, "ok"))) {
+		ret = 0;
+	} else if (*res) {
+		const char *s = json_string_value(json_object_get(*res, "status"));
+		const char *m = json_string_value(json_object_get(*res, "message"));
+		pragma_err_set(err, PRAGMA_E_NEGATIVE, "%s: %s", s ? s : "crash", m ? m : "");
+	} else {
+		char st[64];
+		pragma_err_set(err, PRAGMA_E_NEGATIVE, "crash: the harness %s without a result%s%.400s",
+			       pragma_child_status_str(&c, st, sizeof(st)), c.err.len ? "; stderr: " : "", c.err.data);
+	}
+	if (ret < 0) {
+		json_decref(*res);
+		*res = NULL;
+	}
+out:
+	free(dump);
+	json_decref(req);
+	json_decref(sets);
+	pragma_child_release(&c);
+	pragma_buf_release(&harness);
+	pragma_buf_release(&req_path);
+	pragma_buf_release(&omp);
+	return ret;
+}
+
+/* The outputs of the timed run against the reference: the profile is only
+ * for kernels that compute the right thing (a wrong kernel's metrics would
+ * mislead). Same rule as the verifier: |out - ref| <= atol + rtol |ref|,
+ * no NaN/Inf where the reference has none. */
+static int check_outputs(const struct pragma_profile_opts *o, const char *dir, struct pragma_err *err)
+{
+	int ret = 0;
+
+	for (int s = 0; s < o->n_sets && !ret; s++)
+		for (int k = 0; k < o->task->n_outputs && !ret; k++) {
+			struct pragma_tensor got = PRAGMA_TENSOR_INIT, want = PRAGMA_TENSOR_INIT;
+			char gp[4300], wp[4300];
+			snprintf(gp, sizeof(gp), "%s/set%d/out_%03d.npy", dir, s, k);
+			pragma_ref_output_path(&o->sets[s], k, wp, sizeof(wp));
+			if (pragma_npy_read(gp, (int)o->task->outputs[k].dtype, &got, err) < 0 ||
+			    pragma_npy_read(wp, (int)o->task->outputs[k].dtype, &want, err) < 0) {
+				ret = -1;
+			} else if (pragma_tensor_numel(&got) != pragma_tensor_numel(&want)) {
+				ret = pragma_err_set(err, PRAGMA_E_NEGATIVE, "wrong_output: output %d has the wrong size", k);
+			} else {
+				int64_t nel = pragma_tensor_numel(&got);
+				int fl = pragma_dtype_is_float(got.dtype);
+				for (int64_t i = 0; i < nel; i++) {
+					double a = pragma_tensor_get(&got, i), b = pragma_tensor_get(&want, i);
+					int bad = fl ? (!isfinite(a) && isfinite(b)) || (isfinite(b) &&
+						       fabs(a - b) > o->task->atol + o->task->rtol * fabs(b))
+						     : a != b;
+					if (bad) {
+						ret = pragma_err_set(err, PRAGMA_E_NEGATIVE,
+								     "wrong_output: output %d, element %lld is %g, the "
+								     "reference says %g (input set %d)",
+								     k, (long long)i, a, b, s);
+						break;
+					}
+				}
+			}
+			pragma_tensor_release(&got);
+			pragma_tensor_release(&want);
+		}
+	if (ret)
+		pragma_err_hint(err, "only verified kernels are profiled: 'pragma verify' says what is wrong");
+	return ret;
+}
+
+static void run_static(const struct pragma_profile_opts *o, const char *so, struct pragma_profile *p)
+{
+	const char *argv[] = { "objdump", "-d", "-l", "-w", "--no-show-raw-insn", "-j", ".text", so, NULL };
+	struct pragma_child c = PRAGMA_CHILD_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	struct pragma_buf inc = PRAGMA_BUF_INIT, src = PRAGMA_BUF_INIT;
+	const char *cc = getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ? getenv("PRAGMA_CC") : "gcc";
+	int clang = strstr(cc, "clang") != NULL;
+
+	c.argv = argv;
+	c.timeout_ms = 60000;
+	c.out_cap = 64 << 20;
+	if (pragma_child_run(&c, &e) < 0) {
+		pragma_profile_unavailable(p, "static", "objdump: %s (install binutils)", e.msg);
+		goto out;
+	}
+	if (!c.exited || c.exit_code || c.out_truncated ||
+	    pragma_static_parse_objdump(c.out.data, p) < 0) {
+		pragma_profile_unavailable(p, "static", "objdump could not disassemble the kernel%s%.200s",
+					   c.err.len ? ": " : "", c.err.data);
+		goto out;
+	}
+	pragma_child_release(&c);
+
+	/* Vectorization remarks: a compile to nowhere with the same flags. */
+	{
+		struct pragma_buf root = PRAGMA_BUF_INIT;
+		if (pragma_data_path("include", &root, &e) == 0)
+			pragma_buf_addf(&inc, "-I%s", root.data);
+		pragma_buf_release(&root);
+	}
+	const char *cargv[32];
+	int n = 0;
+	cargv[n++] = cc;
+	cargv[n++] = "-O3";
+	cargv[n++] = "-march=native";
+	cargv[n++] = "-fopenmp";
+	cargv[n++] = "-fPIC";
+	cargv[n++] = "-g";
+	if (inc.len)
+		cargv[n++] = inc.data;
+	for (int i = 0; o->flags && o->flags[i] && n < 20; i++)
+		cargv[n++] = o->flags[i];
+	if (clang) {
+		cargv[n++] = "-Rpass=loop-vectorize";
+		cargv[n++] = "-Rpass-missed=loop-vectorize";
+		cargv[n++] = "-Rpass-analysis=loop-vectorize";
+	} else {
+		cargv[n++] = "-fopt-info-vec-all";
+	}
+	cargv[n++] = "-c";
+	cargv[n++] = o->kernel_src;
+	cargv[n++] = "-o";
+	cargv[n++] = "/dev/null";
+	cargv[n] = NULL;
+	c = (struct pragma_child)PRAGMA_CHILD_INIT;
+	c.argv = cargv;
+	c.timeout_ms = 120000;
+	c.err_cap = 8 << 20;
+	c.discard_out = 1;
+	if (pragma_child_run(&c, &e) == 0 && c.exited && !c.exit_code) {
+		pragma_read_file(o->kernel_src, &src, 16 << 20, NULL);
+		pragma_static_parse_remarks(c.err.data, p->source_name, src.len ? src.data : NULL, p);
+	} else {
+		pragma_profile_note(p, "static: the compiler's vectorization remarks are missing (%s)", e.msg[0] ? e.msg : "compile failed");
+	}
+out:
+	pragma_child_release(&c);
+	pragma_buf_release(&inc);
+	pragma_buf_release(&src);
+}
+
+static double sim_budget(const struct pragma_profile_opts *o)
+{
+	double b = o->sim_budget_s;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+
+	if (b > 0)
+		return b;
+	if (pragma_config_get_double("profile", "sim_budget", &b, &e) == 1 && b > 0)
+		return b;
+	return SIM_DEFAULT_BUDGET_S;
+}
+
+static void run_sim(const struct pragma_profile_opts *o, const struct pragma_machine *m, const char *dir,
+		    double median_ms, struct pragma_profile *p)
+{
+	struct pragma_buf valgrind = PRAGMA_BUF_INIT, so = PRAGMA_BUF_INIT, out = PRAGMA_BUF_INIT,
+			  sdir = PRAGMA_BUF_INIT, text = PRAGMA_BUF_INIT, toggle = PRAGMA_BUF_INIT;
+	struct pragma_build_opts bo = { .flags = o->flags, .no_avx512 = 1 };
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	char cache[3][64];
+	const char *wrapper[16];
+	double cpu_ms, budget = sim_budget(o), est;
+	int n = 0, line = 64;
+	json_t *res = NULL;
+
+	if (!pragma_which("valgrind", &valgrind)) {
+		pragma_profile_unavailable(p, "sim", "valgrind is not installed (apt-get install valgrind)");
+		goto out;
+	}
+	/* The work of one call on one thread: CPU time if we counted it. */
+	if (!pragma_profile_get(p, "par.cpu_ms", &cpu_ms))
+		cpu_ms = median_ms * (p->threads > 0 ? p->threads : 1);
+	est = (cpu_ms * SIM_SLOWDOWN + SIM_STARTUP_MS) / 1e3;
+	if (est > budget) {
+		pragma_profile_unavailable(p, "sim",
+					   "skipped: about %.0f s under valgrind (%.1f ms of CPU per call x %.0f) is over "
+					   "the budget of %.0f s (--sim-budget, or [profile] sim_budget in the config); "
+					   "a smaller size (--set) makes it affordable",
+					   est, cpu_ms, SIM_SLOWDOWN, budget);
+		goto out;
+	}
+	/* valgrind 3.19 cannot decode AVX-512: the simulated build leaves it out. */
+	if (pragma_build_cached(o->kernel_src, &bo, &so, &e) < 0) {
+		pragma_profile_unavailable(p, "sim", "the build without AVX-512 failed: %s", e.msg);
+		goto out;
+	}
+	pragma_buf_addf(&sdir, "%s/sim", dir);
+	pragma_buf_addf(&out, "%s/callgrind.out", dir);
+	pragma_buf_addf(&toggle, "--callgrind-out-file=%s", out.data);
+	wrapper[n++] = valgrind.data;
+	wrapper[n++] = "--tool=callgrind";
+	wrapper[n++] = "--toggle-collect=pk_forward";
+	wrapper[n++] = "--collect-atstart=no";
+	wrapper[n++] = "--cache-sim=yes";
+	wrapper[n++] = "--branch-sim=yes";
+	wrapper[n++] = "--error-limit=no";
+	int nc = pragma_sim_cache_args(m, cache);
+	for (int i = 0; i < nc; i++)
+		wrapper[n++] = cache[i];
+	wrapper[n++] = toggle.data;
+	wrapper[n] = NULL;
+	for (int i = 0; m && i < m->n_caches; i++)
+		if (m->caches[i].line > 0)
+			line = m->caches[i].line;
+	if (nc < 3)
+		pragma_profile_note(p, "sim: valgrind chose part of the cache geometry itself (sysfs did not describe every level)");
+
+	struct hrun h = { .so = so.data, .dir = sdir.data, .n_sets = 1, .warmup = 0, .reps = 1, .cold = 1,
+			  .sandbox = 0, .threads = 1, .wrapper = wrapper,
+			  .timeout_ms = (int)(fmin(budget * 3, 7200) * 1000) };
+	if (run_harness(o, &h, &res, &e) < 0) {
+		pragma_profile_unavailable(p, "sim", "the run under valgrind failed: %s", e.msg);
+		goto out;
+	}
+	if (pragma_read_file(out.data, &text, 256 << 20, &e) < 0 ||
+	    pragma_sim_parse(text.data, 1, line, p, &e) < 0) {
+		pragma_profile_unavailable(p, "sim", "%s", e.msg);
+		goto out;
+	}
+	pragma_profile_note(p, "sim: threads simulated: 1 of %d; cache and branch rates are one thread's view of a "
+			       "cold cache, with absolute counts beside them (a rare mispredicted loop exit is not a "
+			       "branch problem)", p->threads > 0 ? p->threads : 1);
+	pragma_profile_note(p, "sim: the simulated run is not sandboxed (valgrind cannot run under seccomp and "
+			       "Landlock); only kernels that passed verification get here");
+out:
+	json_decref(res);
+	pragma_buf_release(&valgrind);
+	pragma_buf_release(&so);
+	pragma_buf_release(&out);
+	pragma_buf_release(&sdir);
+	pragma_buf_release(&text);
+	pragma_buf_release(&toggle);
+}
+
+int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profile *p, struct pragma_err *err)
+{
+	unsigned mask = (o->collectors ? o->collectors : PRAGMA_COL_CPU_ALL) | PRAGMA_COL_TIMING;
+	struct pragma_machine mach, *m = NULL;
+	struct pragma_build_opts bo = { .flags = o->flags };
+	struct pragma_buf so = PRAGMA_BUF_INIT, cache = PRAGMA_BUF_INIT, work = PRAGMA_BUF_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	json_t *res = NULL, *perf_req = NULL;
+	enum pragma_pmu_kind kind = PRAGMA_PMU_GENERIC;
+	const char *no_pmu = NULL;
+	double median = 0;
+	int ret = -1;
+
+	pragma_profile_init(p);
+	if (pragma_profile_check_extra(o->extra, o->n_extra, err) < 0)
+		return -1;
+	{
+		const char *b = strrchr(o->kernel_src, '/');
+		snprintf(p->source_name, sizeof(p->source_name), "%s", b ? b + 1 : o->kernel_src);
+	}
+	p->flops = o->task->flops;
+	p->bytes = o->task->bytes;
+	p->cores = pragma_usable_cores();
+	p->threads = o->threads > 0 ? o->threads : p->cores;
+
+	/* The machine: vendor and model for the counters, cache geometry for
+	 * the simulator, measured peaks for the roofline (measured once and
+	 * cached; the first profile on a machine pays a few seconds). */
+	if (o->machine) {
+		m = (struct pragma_machine *)o->machine;
+	} else if ((mask & PRAGMA_COL_ROOFLINE) ? pragma_machine_load(&mach, 0, &e) == 0
+						  : pragma_machine_detect(&mach, &e) == 0) {
+		m = &mach;
+	} else {
+		pragma_profile_note(p, "machine: %s", e.msg);
+	}
+	if (m)
+		kind = pragma_pmu_classify(m->vendor, m->family, m->model);
+
+	if (pragma_build_cached(o->kernel_src, &bo, &so, err) < 0)
+		goto out;
+	if (pragma_cache_dir(&cache, err) < 0 || pragma_mkdtemp(cache.data, "profile-", &work, err) < 0)
+		goto out;
+
+	if (mask & PRAGMA_COL_PERF) {
+		no_pmu = pragma_perf_probe();
+		if (no_pmu)
+			pragma_profile_unavailable(p, "perf", "%s", no_pmu);
+	}
+	if ((mask & PRAGMA_COL_PERF && !no_pmu) || (mask & PRAGMA_COL_PAR)) {
+		perf_req = pragma_perf_request(kind, (mask & PRAGMA_COL_PERF) && !no_pmu, !!(mask & PRAGMA_COL_PAR),
+					       o->extra, o->n_extra, err);
+		if (!perf_req)
+			goto out;
+		/* The sandbox answers ioctl with ENOTTY: count by reading. */
+		json_object_set_new(perf_req, "method", json_string("read"));
+	}
+
+	struct hrun h = { .so = so.data, .dir = work.data, .n_sets = o->n_sets, .warmup = o->warmup > 0 ? o->warmup : 2,
+			  .reps = o->reps > 0 ? o->reps : 10, .cold = !o->warm, .sandbox = 1, .threads = p->threads,
+			  .perf = perf_req, .timeout_ms = 600000 };
+	if (run_harness(o, &h, &res, err) < 0) {
+		pragma_err_prefix(err, "the kernel failed in the harness");
+		goto out;
+	}
+	if (o->check_outputs && check_outputs(o, work.data, err) < 0)
+		goto out;
+
+	{
+		json_t *t = json_object_get(res, "times_ms"), *v;
+		size_t i, nt = json_array_size(t);
+		double *times = calloc(nt + 1, sizeof(double));
+		struct pragma_stats st;
+		json_array_foreach(t, i, v)
+			times[i] = json_number_value(v);
+		pragma_stats_compute(times, (int)nt, &st);
+		free(times);
+		median = st.median;
+		pragma_profile_set(p, "time.median_ms", st.median, "timing");
+		pragma_profile_set(p, "time.min_ms", st.min, "timing");
+		if (st.mean > 0)
+			pragma_profile_set(p, "time.stdev_pct", 100 * st.stdev / st.mean, "timing");
+		pragma_profile_note(p, "timing: median of %d calls after %d warm-up calls, %s, %d thread%s; one run on a "
+				       "shared machine can be 10-30%% off, so compare times only by interleaved runs",
+				    st.count, h.warmup, o->warm ? "warm cache" : "cache flushed before each call",
+				    p->threads, p->threads == 1 ? "" : "s");
+	}
+	if (perf_req) {
+		json_t *ans = json_object_get(res, "perf");
+		if (!ans) {
+			const char *why = "this pragma-harness has no counter hook (runtime/perf_counters.c): rebuild it";
+			if (mask & PRAGMA_COL_PERF && !no_pmu)
+				pragma_profile_unavailable(p, "perf", "%s", why);
+			if (mask & PRAGMA_COL_PAR)
+				pragma_profile_unavailable(p, "par", "%s", why);
+		} else {
+			pragma_perf_derive(kind, ans, p->threads, p);
+		}
+	}
+	if (mask & PRAGMA_COL_ROOFLINE)
+		pragma_roofline(o->task->flops, o->task->bytes, median, m, p);
+	if (mask & PRAGMA_COL_STATIC)
+		run_static(o, so.data, p);
+	if (mask & PRAGMA_COL_SIM)
+		run_sim(o, m, work.data, median, p);
+	ret = 0;
+out:
+	json_decref(res);
+	json_decref(perf_req);
+	if (work.len)
+		pragma_rm_rf(work.data, NULL);
+	pragma_buf_release(&so);
+	pragma_buf_release(&cache);
+	pragma_buf_release(&work);
+	return ret;
+}
