@@ -176,3 +176,14 @@ __attribute__((unused)) static const char *fake_llm_env_reset(void)
 	return cache;
 }
 #endif
+
+#ifndef PRAGMA_TEST_FAKE_LLM_CLOCK
+#define PRAGMA_TEST_FAKE_LLM_CLOCK
+__attribute__((unused)) static double llm_test_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+#endif

@@ -416,6 +416,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 256  # the default 5 drops connections of parallel clients
 
     def handle_error(self, request, client_address):
         # A client hanging up (as tests of stalls and caps do) is not news.
