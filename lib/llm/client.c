@@ -4,6 +4,7 @@
  * send_many() on threads.
  */
 #include <ctype.h>
+#include <signal.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -43,6 +44,32 @@ static char *xstrdup(const char *s)
 	if (!p)
 		abort();
 	return p;
+}
+
+/* Writing to a peer that hung up (an exec command that did not read its
+ * stdin, a TLS peer gone away) raises SIGPIPE, which would kill the
+ * process. Block it in this thread around such calls, then discard any
+ * that became pending: the write itself reports EPIPE. */
+void llm_sigpipe_block(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+void llm_sigpipe_restore(const sigset_t *old)
+{
+	sigset_t set;
+	struct timespec zero = { 0, 0 };
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	if (!sigismember(old, SIGPIPE))
+		while (sigtimedwait(&set, NULL, &zero) > 0)
+			;
+	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
 double llm_now_ms(void)

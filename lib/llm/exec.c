@@ -48,7 +48,13 @@ enum pragma_llm_fail llm_exec_attempt(struct pragma_llm *c, const struct pragma_
 	ch.out_cap = c->max_text;
 	ch.err_cap = EXEC_ERR_CAP;
 	ch.timeout_ms = c->exec_timeout_ms;
-	if (pragma_child_run(&ch, err) < 0) {
+	sigset_t oldmask;
+	int run_rc;
+
+	llm_sigpipe_block(&oldmask);
+	run_rc = pragma_child_run(&ch, err);
+	llm_sigpipe_restore(&oldmask);
+	if (run_rc < 0) {
 		pragma_err_prefix(err, "exec:%s", c->command);
 		goto out;
 	}

@@ -321,8 +321,12 @@ enum pragma_llm_fail llm_http_perform(struct pragma_llm *c, struct llm_http *h, 
 	if (c->share)
 		curl_easy_setopt(e, CURLOPT_SHARE, c->share);
 
+	sigset_t oldmask;
+
 	h->t_start = h->t_last = llm_now_ms();
+	llm_sigpipe_block(&oldmask); /* CURLOPT_NOSIGNAL leaves SIGPIPE to us */
 	rc = curl_easy_perform(e);
+	llm_sigpipe_restore(&oldmask);
 	h->ms = llm_now_ms() - h->t_start;
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &h->status);
 	/* A final SSE line without a newline still counts, on a clean end only

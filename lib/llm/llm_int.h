@@ -5,6 +5,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <signal.h>
 
 #include "pragma/llm.h"
 
@@ -154,6 +155,9 @@ int llm_buf_add_capped(struct pragma_buf *b, const char *s, size_t n, size_t cap
 /* Prompt characters of a request (for estimates). */
 size_t llm_request_chars(const struct pragma_llm_request *req);
 double llm_now_ms(void);
+/* Block SIGPIPE in this thread (restore discards what became pending). */
+void llm_sigpipe_block(sigset_t *old);
+void llm_sigpipe_restore(const sigset_t *old);
 /* Message from an API error body: {"error":{"message":...}} or similar. */
 void llm_error_message(const char *body, size_t len, char *out, size_t outlen);
 

@@ -35,7 +35,7 @@ static const char *fake_llm_script_path(void)
 }
 
 /* Start a server answering from the script (JSON text). 0 or -1. */
-static int fake_llm_start(struct fake_llm *f, const char *script)
+__attribute__((unused)) static int fake_llm_start(struct fake_llm *f, const char *script)
 {
 	char script_path[700], port_path[700];
 	struct pragma_buf tmp = PRAGMA_BUF_INIT;
@@ -131,7 +131,7 @@ __attribute__((unused)) static size_t fake_llm_count(struct fake_llm *f)
 	return n;
 }
 
-static void fake_llm_stop(struct fake_llm *f)
+__attribute__((unused)) static void fake_llm_stop(struct fake_llm *f)
 {
 	pragma_child_kill(&f->child);
 	pragma_child_release(&f->child);
