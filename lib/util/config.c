@@ -233,26 +233,36 @@ int pragma_config_load_file(struct pragma_config *c, const char *path, int must_
 int pragma_config_load_default(struct pragma_config *c, struct pragma_err *err)
 {
 	struct pragma_buf path = PRAGMA_BUF_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
 	const char *xdg = getenv("XDG_CONFIG_HOME");
 	const char *home = getenv("HOME");
 	const char *extra = getenv("PRAGMA_CONFIG");
 	const char *nodef = getenv("PRAGMA_CONFIG_NO_DEFAULTS");
-	int ret = -1;
+	int ret = 0;
 
+	/* Each file on its own: a broken one is skipped (and reported), the
+	 * others still count. */
 	if (!(nodef && *nodef && strcmp(nodef, "0"))) {
 		if (xdg && *xdg)
 			pragma_buf_addf(&path, "%s/pragma/config", xdg);
 		else if (home && *home)
 			pragma_buf_addf(&path, "%s/.config/pragma/config", home);
-		if (path.len && pragma_config_load_file(c, path.data, 0, err) < 0)
-			goto out;
-		if (pragma_config_load_file(c, ".pragma/config", 0, err) < 0)
-			goto out;
+		if (path.len && pragma_config_load_file(c, path.data, 0, &e) < 0 && !ret) {
+			if (err)
+				*err = e;
+			ret = -1;
+		}
+		if (pragma_config_load_file(c, ".pragma/config", 0, &e) < 0 && !ret) {
+			if (err)
+				*err = e;
+			ret = -1;
+		}
 	}
-	if (extra && *extra && pragma_config_load_file(c, extra, 1, err) < 0)
-		goto out;
-	ret = 0;
-out:
+	if (extra && *extra && pragma_config_load_file(c, extra, 1, &e) < 0 && !ret) {
+		if (err)
+			*err = e;
+		ret = -1;
+	}
 	pragma_buf_release(&path);
 	return ret;
 }
@@ -270,7 +280,7 @@ static void global_load_locked(void)
 	pragma_config_init(&global_cfg);
 	pragma_err_clear(&global_err);
 	if (pragma_config_load_default(&global_cfg, &global_err) < 0)
-		pragma_warn("%s (the configuration file is ignored)", global_err.msg);
+		pragma_warn("%s (that file is ignored)", global_err.msg);
 	global_loaded = 1;
 }
 
