@@ -24,7 +24,8 @@ Script (JSON; every key optional):
     "echo": false,                          # no scripted reply: echo the last user message
     "faults": [ {"n": 1, "kind": "429", "retry_after": 1},      # n: global request number
                 {"agent": "coder", "n": 2, "kind": "stall"} ],  # n: that agent's request number
-    "fault_rate": 0.0, "fault_seed": 1,
+    "fault_rate": 0.0, "fault_seed": 1,     # random faults: a share of requests
+    "retry_after": 1, "retry_after_ms": 50, # what their 429s ask for
     "fault_kinds": ["429", "500", "stall", "truncate", "reset", "malformed"],
     "stall_seconds": 30,
     "require_key": null                     # 401 unless this key is sent
@@ -81,6 +82,8 @@ class State:
                 pick = self.rng.choice(kinds)
                 if draw < rate:
                     fault = {"kind": pick, "retry_after": self.script.get("retry_after", 1)}
+                    if "retry_after_ms" in self.script:
+                        fault["retry_after_ms"] = self.script["retry_after_ms"]
             reply, index = None, None
             if fault is None:
                 reply, index = self.take_reply(agent)
