@@ -135,24 +135,24 @@ static void read_all(struct perf_counters *pc, uint64_t (*snap)[PC_MAX_EVENTS][3
 	}
 }
 
+/* The window's wall time encloses the enable/disable (or the reads): the
+ * threads' CPU time between two reads can never exceed it, so utilization
+ * stays at most 100%. */
 void perf_counters_start(struct perf_counters *pc)
 {
 	if (!pc->active)
 		return;
+	pc->t_start = now_ns();
 	if (pc->by_read)
 		read_all(pc, pc->before);
 	else
 		group_ioctl(pc, PERF_EVENT_IOC_ENABLE);
-	pc->t_start = now_ns();
 }
 
 void perf_counters_stop(struct perf_counters *pc)
 {
-	uint64_t t;
-
 	if (!pc->active)
 		return;
-	t = now_ns();
 	if (pc->by_read) {
 		uint64_t after[PC_MAX_GROUPS][PC_MAX_EVENTS][3];
 		read_all(pc, after);
@@ -163,7 +163,7 @@ void perf_counters_stop(struct perf_counters *pc)
 	} else {
 		group_ioctl(pc, PERF_EVENT_IOC_DISABLE);
 	}
-	pc->wall_ns += t - pc->t_start;
+	pc->wall_ns += now_ns() - pc->t_start;
 	pc->calls++;
 }
 

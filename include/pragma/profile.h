@@ -244,6 +244,14 @@ int pragma_sim_cache_args(const struct pragma_machine *m, char out[3][64]);
 int pragma_sim_parse(const char *text, int calls, int line_bytes, struct pragma_profile *p,
 		     struct pragma_err *err);
 
+/* The dynamic instruction mix: callgrind's per-instruction counts
+ * (--dump-instr=yes) joined with the disassembly of the same .so (so_name,
+ * as callgrind names the object). Sets sim.fp_packed_pct, sim.fp_ops,
+ * sim.fma_pct, sim.vector_bits and notes naming the hottest source lines.
+ * -1 when the output has no per-instruction counts for that object. */
+int pragma_sim_parse_mix(const char *callgrind_text, const char *objdump_text, const char *so_name, int calls,
+			 struct pragma_profile *p);
+
 /* ---- the static collector's pieces (lib/profile/static.c) ---- */
 
 /* Instruction mix from `objdump -d -l --no-show-raw-insn` text of the

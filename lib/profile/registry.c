@@ -82,6 +82,10 @@ static const struct pragma_metric_def defs[] = {
 
 	{ "sim.instructions", "count", SIM, "instructions (sim)", 1, LO, 0.01, "call" },
 	{ "sim.insn_per_flop", "ratio", SIM, "instructions per FLOP", 1, LO, 0.02, NULL },
+	{ "sim.fp_packed_pct", "%", SIM, "packed FP share (executed)", 1, HI, 0.02, NULL },
+	{ "sim.vector_bits", "bits", SIM, "vector width (executed)", 1, HI, 0.01, NULL },
+	{ "sim.fma_pct", "%", SIM, "FMA share of FP (executed)", 0, HI, 0.02, NULL },
+	{ "sim.fp_ops", "count", SIM, "FP instructions (executed)", 0, LO, 0.01, "call" },
 	{ "sim.d1_miss_rate", "%", SIM, "D1 miss rate", 1, LO, 0.03, NULL },
 	{ "sim.d1_misses", "count", SIM, "D1 misses", 1, LO, 0.03, "call" },
 	{ "sim.ll_miss_rate", "%", SIM, "LL miss rate", 1, LO, 0.03, NULL },

@@ -62,31 +62,6 @@ int pragma_profile_check_extra(const char *const *extra, size_t n_extra, struct 
 	return 0;
 }
 
-static int find_harness(struct pragma_buf *out, struct pragma_err *err)
-{
-	struct pragma_buf exe = PRAGMA_BUF_INIT;
-
-	pragma_buf_reset(out);
-	if (getenv("PRAGMA_HARNESS") && *getenv("PRAGMA_HARNESS")) {
-		pragma_buf_adds(out, getenv("PRAGMA_HARNESS"));
-	} else if (pragma_exe_dir(&exe) == 0) {
-		pragma_buf_addf(out, "%s/pragma-harness", exe.data);
-#ifdef PRAGMA_BUILD_DIR
-		if (!pragma_path_exists(out->data)) {
-			pragma_buf_reset(out);
-			pragma_buf_addf(out, "%s/pragma-harness", PRAGMA_BUILD_DIR);
-		}
-#endif
-	}
-	pragma_buf_release(&exe);
-	if (!pragma_path_exists(out->data)) {
-		pragma_err_set(err, PRAGMA_E_ENV, "cannot find pragma-harness (looked for %s)", out->data);
-		pragma_err_hint(err, "build it (cmake --build build) or set PRAGMA_HARNESS");
-		return -1;
-	}
-	return 0;
-}
-
 static json_t *spec_array(const struct pragma_tensor_spec *s, int n, int with_shape)
 {
 	json_t *a = json_array();
@@ -106,6 +81,7 @@ static json_t *spec_array(const struct pragma_tensor_spec *s, int n, int with_sh
 
 struct hrun {
 	const char *so;
+	const char *const *preload; /* runtimes to load before the sandbox */
 	const char *dir;          /* request and outputs */
 	int n_sets;
 	int warmup, reps, cold;
@@ -130,9 +106,14 @@ static int run_harness(const struct pragma_profile_opts *o, const struct hrun *h
 	int n = 0, ret = -1;
 	json_error_t jerr;
 
+	struct pragma_rlimits lim;
+	json_t *pre = json_array();
+
 	*res = NULL;
-	if (find_harness(&harness, err) < 0)
+	if (pragma_harness_path(&harness, err) < 0)
 		goto out;
+	for (int i = 0; h->preload && h->preload[i]; i++)
+		json_array_append_new(pre, json_string(h->preload[i]));
 	for (int s = 0; s < h->n_sets; s++) {
 		json_t *files = json_array();
 		char p[4200];
@@ -151,11 +132,14 @@ static int run_harness(const struct pragma_profile_opts *o, const struct hrun *h
 		json_array_append_new(sets, json_pack("{s:o, s:s}", "inputs", files, "out_dir", d.data));
 		pragma_buf_release(&d);
 	}
-	req = json_pack("{s:s, s:s, s:O, s:o, s:o, s:i, s:i, s:b, s:I, s:{s:b}}", "kernel", h->so, "mode", "time",
-			"sets", sets, "inputs", spec_array(o->task->inputs, o->task->n_inputs, 0), "outputs",
-			spec_array(o->task->outputs, o->task->n_outputs, 1), "warmup", h->warmup, "reps", h->reps,
-			"cold", h->cold, "flush_bytes", (json_int_t)pragma_flush_bytes(), "sandbox", "enabled",
-			h->sandbox);
+	/* The verifier's request (lib/sandbox/run.c) plus the counters: timed
+	 * calls keep their outputs (timed_NNN.npy) for the check below. */
+	req = json_pack("{s:s, s:s, s:O, s:o, s:o, s:i, s:i, s:b, s:I, s:b, s:o, s:{s:b, s:b, s:b}}", "kernel",
+			h->so, "mode", "time", "sets", sets, "inputs", spec_array(o->task->inputs, o->task->n_inputs, 0),
+			"outputs", spec_array(o->task->outputs, o->task->n_outputs, 1), "warmup", h->warmup, "reps",
+			h->reps, "cold", h->cold, "flush_bytes", (json_int_t)pragma_flush_bytes(), "save_timed", 1,
+			"preload", pre, "sandbox", "enabled", h->sandbox, "landlock", h->sandbox, "seccomp", h->sandbox);
+	pre = NULL;
 	if (h->perf)
 		json_object_set(req, "perf", h->perf);
 	pragma_buf_addf(&req_path, "%s/request.json", h->dir);
@@ -175,6 +159,13 @@ static int run_harness(const struct pragma_profile_opts *o, const struct hrun *h
 	c.argv = argv;
 	c.env = env;
 	c.timeout_ms = h->timeout_ms;
+	if (h->sandbox) {
+		/* The verifier's limits for the same run. */
+		struct pragma_run_opts ro = { .task = o->task, .n_sets = h->n_sets, .cold = h->cold,
+					      .threads = h->threads, .timeout_ms = h->timeout_ms };
+		pragma_run_default_limits(&ro, &lim);
+		c.limits = &lim;
+	}
 	c.out_cap = 1 << 20;
 	c.err_cap = 256 << 10;
 	if (pragma_child_run(&c, err) < 0)
@@ -199,6 +190,7 @@ static int run_harness(const struct pragma_profile_opts *o, const struct hrun *h
 	}
 out:
 	free(dump);
+	json_decref(pre);
 	json_decref(req);
 	json_decref(sets);
 	pragma_child_release(&c);
@@ -220,7 +212,7 @@ static int check_outputs(const struct pragma_profile_opts *o, const char *dir, s
 		for (int k = 0; k < o->task->n_outputs && !ret; k++) {
 			struct pragma_tensor got = PRAGMA_TENSOR_INIT, want = PRAGMA_TENSOR_INIT;
 			char gp[4300], wp[4300];
-			snprintf(gp, sizeof(gp), "%s/set%d/out_%03d.npy", dir, s, k);
+			snprintf(gp, sizeof(gp), "%s/set%d/timed_%03d.npy", dir, s, k);
 			pragma_ref_output_path(&o->sets[s], k, wp, sizeof(wp));
 			if (pragma_npy_read(gp, (int)o->task->outputs[k].dtype, &got, err) < 0 ||
 			    pragma_npy_read(wp, (int)o->task->outputs[k].dtype, &want, err) < 0) {
@@ -252,29 +244,46 @@ static int check_outputs(const struct pragma_profile_opts *o, const char *dir, s
 	return ret;
 }
 
-static void run_static(const struct pragma_profile_opts *o, const char *so, struct pragma_profile *p)
+/* The disassembly of a .so's code, with source lines. */
+static int objdump(const char *so, struct pragma_buf *out, struct pragma_err *err)
 {
 	const char *argv[] = { "objdump", "-d", "-l", "-w", "--no-show-raw-insn", "-j", ".text", so, NULL };
 	struct pragma_child c = PRAGMA_CHILD_INIT;
-	struct pragma_err e = PRAGMA_ERR_INIT;
-	struct pragma_buf inc = PRAGMA_BUF_INIT, src = PRAGMA_BUF_INIT;
-	const char *cc = getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ? getenv("PRAGMA_CC") : "gcc";
-	int clang = strstr(cc, "clang") != NULL;
+	int ret = -1;
 
 	c.argv = argv;
 	c.timeout_ms = 60000;
 	c.out_cap = 64 << 20;
-	if (pragma_child_run(&c, &e) < 0) {
-		pragma_profile_unavailable(p, "static", "objdump: %s (install binutils)", e.msg);
-		goto out;
-	}
-	if (!c.exited || c.exit_code || c.out_truncated ||
-	    pragma_static_parse_objdump(c.out.data, p) < 0) {
-		pragma_profile_unavailable(p, "static", "objdump could not disassemble the kernel%s%.200s",
-					   c.err.len ? ": " : "", c.err.data);
-		goto out;
+	if (pragma_child_run(&c, err) < 0) {
+		pragma_err_hint(err, "install binutils");
+	} else if (!c.exited || c.exit_code || c.out_truncated) {
+		pragma_err_set(err, PRAGMA_E_ENV, "objdump could not disassemble %s%s%.200s", so, c.err.len ? ": " : "",
+			       c.err.data);
+	} else {
+		pragma_buf_reset(out);
+		pragma_buf_add(out, c.out.data, c.out.len);
+		ret = 0;
 	}
 	pragma_child_release(&c);
+	return ret;
+}
+
+static void run_static(const struct pragma_profile_opts *o, const char *so, struct pragma_profile *p)
+{
+	struct pragma_child c = PRAGMA_CHILD_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	struct pragma_buf inc = PRAGMA_BUF_INIT, src = PRAGMA_BUF_INIT, dis = PRAGMA_BUF_INIT;
+	const char *cc = getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ? getenv("PRAGMA_CC") : "gcc";
+	int clang = strstr(cc, "clang") != NULL;
+
+	if (objdump(so, &dis, &e) < 0) {
+		pragma_profile_unavailable(p, "static", "%s", e.msg);
+		goto out;
+	}
+	if (pragma_static_parse_objdump(dis.data, p) < 0) {
+		pragma_profile_unavailable(p, "static", "no code of the kernel's own in the disassembly of %s", so);
+		goto out;
+	}
 
 	/* Vectorization remarks: a compile to nowhere with the same flags. */
 	{
@@ -322,6 +331,7 @@ out:
 	pragma_child_release(&c);
 	pragma_buf_release(&inc);
 	pragma_buf_release(&src);
+	pragma_buf_release(&dis);
 }
 
 static double sim_budget(const struct pragma_profile_opts *o)
@@ -379,6 +389,7 @@ static void run_sim(const struct pragma_profile_opts *o, const struct pragma_mac
 	wrapper[n++] = "--collect-atstart=no";
 	wrapper[n++] = "--cache-sim=yes";
 	wrapper[n++] = "--branch-sim=yes";
+	wrapper[n++] = "--dump-instr=yes";
 	wrapper[n++] = "--error-limit=no";
 	int nc = pragma_sim_cache_args(m, cache);
 	for (int i = 0; i < nc; i++)
@@ -402,6 +413,12 @@ static void run_sim(const struct pragma_profile_opts *o, const struct pragma_mac
 	    pragma_sim_parse(text.data, 1, line, p, &e) < 0) {
 		pragma_profile_unavailable(p, "sim", "%s", e.msg);
 		goto out;
+	}
+	{
+		struct pragma_buf dis = PRAGMA_BUF_INIT;
+		if (objdump(so.data, &dis, &e) < 0 || pragma_sim_parse_mix(text.data, dis.data, so.data, 1, p) < 0)
+			pragma_profile_note(p, "sim: no per-instruction counts for the kernel, so no executed instruction mix");
+		pragma_buf_release(&dis);
 	}
 	pragma_profile_note(p, "sim: threads simulated: 1 of %d; cache and branch rates are one thread's view of a "
 			       "cold cache, with absolute counts beside them (a rare mispredicted loop exit is not a "
@@ -428,6 +445,8 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 	json_t *res = NULL, *perf_req = NULL;
 	enum pragma_pmu_kind kind = PRAGMA_PMU_GENERIC;
 	const char *no_pmu = NULL;
+	struct pragma_symbols syms = PRAGMA_SYMBOLS_INIT;
+	const char *preload[16] = { NULL };
 	double median = 0;
 	int ret = -1;
 
@@ -459,6 +478,9 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 
 	if (pragma_build_cached(o->kernel_src, &bo, &so, err) < 0)
 		goto out;
+	/* OpenMP and friends initialize before the sandbox, as in verification. */
+	if (pragma_symbols_read(so.data, &syms, &e) == 0)
+		pragma_symbols_preload(&syms, preload, 16);
 	if (pragma_cache_dir(&cache, err) < 0 || pragma_mkdtemp(cache.data, "profile-", &work, err) < 0)
 		goto out;
 
@@ -476,7 +498,7 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 		json_object_set_new(perf_req, "method", json_string("read"));
 	}
 
-	struct hrun h = { .so = so.data, .dir = work.data, .n_sets = o->n_sets, .warmup = o->warmup > 0 ? o->warmup : 2,
+	struct hrun h = { .so = so.data, .preload = preload, .dir = work.data, .n_sets = o->n_sets, .warmup = o->warmup > 0 ? o->warmup : 2,
 			  .reps = o->reps > 0 ? o->reps : 10, .cold = !o->warm, .sandbox = 1, .threads = p->threads,
 			  .perf = perf_req, .timeout_ms = 600000 };
 	if (run_harness(o, &h, &res, err) < 0) {
@@ -529,6 +551,7 @@ out:
 	json_decref(perf_req);
 	if (work.len)
 		pragma_rm_rf(work.data, NULL);
+	pragma_symbols_release(&syms);
 	pragma_buf_release(&so);
 	pragma_buf_release(&cache);
 	pragma_buf_release(&work);

@@ -9,11 +9,12 @@
  * has two levels (I1/D1 and LL, write-allocate, LRU) and one thread's view:
  * all threads share one simulated hierarchy, so we run the kernel on one.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pragma/profile.h"
+#include "profile/profile_int.h"
 
 static int pow2(uint64_t v)
 {
@@ -134,4 +135,229 @@ int pragma_sim_parse(const char *text, int calls, int line_bytes, struct pragma_
 	if (p->flops > 0)
 		pragma_profile_set(p, "sim.insn_per_flop", v[IR] / calls / p->flops, "sim");
 	return 0;
+}
+
+/* ---- the dynamic instruction mix ---- */
+
+struct addr_cost {
+	unsigned long addr;
+	double ir;
+};
+
+static int cmp_addr(const void *a, const void *b)
+{
+	const struct addr_cost *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* "0x1a2b", "+4", "-33", "*", or decimal; relative to *last. */
+static int position(const char **s, unsigned long *last)
+{
+	const char *p = *s;
+	char *end;
+
+	while (*p == ' ')
+		p++;
+	if (*p == '*') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		long d = strtol(p, &end, 0);
+		if (end == p)
+			return -1;
+		*last = (unsigned long)((long)*last + d);
+		p = end;
+	} else {
+		unsigned long v = strtoul(p, &end, 0);
+		if (end == p)
+			return -1;
+		*last = v;
+		p = end;
+	}
+	*s = p;
+	return 0;
+}
+
+/* "(8) /path/x.so" or "(8)": the id; *name gets the name when the line
+ * defines it, else NULL. */
+static int name_ref(const char *s, const char **name)
+{
+	int id;
+	char *end;
+
+	*name = NULL;
+	if (*s != '(')
+		return -1;
+	id = (int)strtol(s + 1, &end, 10);
+	if (*end != ')' || id < 0)
+		return -1;
+	if (end[1] == ' ')
+		*name = end + 2;
+	return id;
+}
+
+enum { MAX_OB = 1024, MAX_FN = 1 << 20 };
+
+/* ob ids name objects (few); fn ids only matter for finding pk_forward. */
+static void note_ob(char (*ob)[256], int id, const char *name)
+{
+	if (id >= 0 && id < MAX_OB && name)
+		snprintf(ob[id], 256, "%s", name);
+}
+
+static void note_fn(unsigned char *is_pk, int id, const char *name)
+{
+	if (id >= 0 && id < MAX_FN && name)
+		is_pk[id] = !strcmp(name, "pk_forward");
+}
+
+int pragma_sim_parse_mix(const char *cg_text, const char *objdump_text, const char *so_name, int calls,
+			 struct pragma_profile *p)
+{
+	char(*ob_names)[256] = calloc(MAX_OB, 256);
+	unsigned char *is_pk = calloc(MAX_FN, 1);
+	const char *nm;
+	struct addr_cost *v = NULL;
+	size_t n = 0, alloc = 0;
+	int cur_ob = -1, cur_fn = -1, have_instr = 0, skip_next = 0;
+	unsigned long last_addr = 0, last_line = 0, pk_min = 0;
+	int pk_seen = 0;
+	const char *line = cg_text, *so_base = strrchr(so_name, '/');
+	struct profile_insn *ins = NULL;
+	size_t n_ins = 0;
+	int ret = -1;
+
+	so_base = so_base ? so_base + 1 : so_name;
+	if (!ob_names || !is_pk)
+		abort();
+	if (calls < 1)
+		calls = 1;
+	while (line && *line) {
+		const char *eol = strchr(line, '\n');
+		size_t len = eol ? (size_t)(eol - line) : strlen(line);
+		char buf[1024];
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) - 1 ? len : sizeof(buf) - 1), line);
+		line = eol ? eol + 1 : NULL;
+		if (!strncmp(buf, "positions:", 10)) {
+			have_instr = strstr(buf, "instr") != NULL;
+		} else if (!strncmp(buf, "ob=", 3)) {
+			cur_ob = name_ref(buf + 3, &nm);
+			note_ob(ob_names, cur_ob, nm);
+		} else if (!strncmp(buf, "cob=", 4)) {
+			int id = name_ref(buf + 4, &nm);
+			note_ob(ob_names, id, nm);
+		} else if (!strncmp(buf, "fn=", 3)) {
+			cur_fn = name_ref(buf + 3, &nm);
+			note_fn(is_pk, cur_fn, nm);
+		} else if (!strncmp(buf, "cfn=", 4)) {
+			int id = name_ref(buf + 4, &nm);
+			note_fn(is_pk, id, nm);
+		} else if (!strncmp(buf, "calls=", 6)) {
+			skip_next = 1;
+		} else if (have_instr && (buf[0] == '+' || buf[0] == '-' || buf[0] == '*' || isdigit((unsigned char)buf[0]))) {
+			const char *s = buf;
+			if (position(&s, &last_addr) < 0 || position(&s, &last_line) < 0)
+				continue;
+			if (skip_next) {
+				/* the inclusive cost of the call: not this instruction's */
+				skip_next = 0;
+				continue;
+			}
+			if (cur_ob < 0 || cur_ob >= MAX_OB || !*ob_names[cur_ob])
+				continue;
+			const char *ob = strrchr(ob_names[cur_ob], '/');
+			if (strcmp(ob ? ob + 1 : ob_names[cur_ob], so_base))
+				continue;
+			double ir = strtod(s, NULL);
+			if (n == alloc) {
+				alloc = alloc ? 2 * alloc : 4096;
+				v = realloc(v, alloc * sizeof(*v));
+				if (!v)
+					abort();
+			}
+			v[n++] = (struct addr_cost){ last_addr, ir };
+			if (cur_fn >= 0 && cur_fn < MAX_FN && is_pk[cur_fn] &&
+			    (!pk_seen || last_addr < pk_min)) {
+				pk_min = last_addr;
+				pk_seen = 1;
+			}
+		}
+	}
+	if (!n || !have_instr)
+		goto out;
+	qsort(v, n, sizeof(*v), cmp_addr);
+	/* merge duplicates */
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k && v[k - 1].addr == v[i].addr)
+			v[k - 1].ir += v[i].ir;
+		else
+			v[k++] = v[i];
+	}
+	n = k;
+	if (profile_objdump_insns(objdump_text, p->source_name, &ins, &n_ins) < 0)
+		goto out;
+
+	/* callgrind gives object-relative addresses for shared objects, as
+	 * objdump does; align on pk_forward's entry in case it does not. */
+	long delta = 0;
+	for (size_t i = 0; i < n_ins && pk_seen; i++)
+		if (!strcmp(ins[i].fn, "pk_forward")) {
+			delta = (long)pk_min - (long)ins[i].addr;
+			break;
+		}
+	double fp = 0, packed = 0, fma = 0, total = 0, width_ir[3] = { 0 };
+	double line_ir[4096] = { 0 };
+	for (size_t i = 0; i < n_ins; i++) {
+		struct addr_cost key = { (unsigned long)((long)ins[i].addr + delta), 0 }, *hit;
+		struct profile_iclass c;
+		hit = bsearch(&key, v, n, sizeof(*v), cmp_addr);
+		if (!hit || hit->ir <= 0)
+			continue;
+		profile_insn_class(&ins[i], &c);
+		total += hit->ir;
+		if (c.fp) {
+			fp += hit->ir;
+			packed += c.fp == 2 ? hit->ir : 0;
+			fma += c.fma ? hit->ir : 0;
+		}
+		if (c.width)
+			width_ir[c.width == 128 ? 0 : c.width == 256 ? 1 : 2] += hit->ir;
+		if (ins[i].line > 0 && ins[i].line < 4096)
+			line_ir[ins[i].line] += hit->ir;
+	}
+	if (total <= 0)
+		goto out;
+	pragma_profile_set(p, "sim.fp_ops", fp / calls, "sim");
+	if (fp > 0) {
+		pragma_profile_set(p, "sim.fp_packed_pct", 100 * packed / fp, "sim");
+		pragma_profile_set(p, "sim.fma_pct", 100 * fma / fp, "sim");
+	}
+	{
+		int best = -1;
+		for (int w = 0; w < 3; w++)
+			if (width_ir[w] > 0 && (best < 0 || width_ir[w] > width_ir[best]))
+				best = w;
+		pragma_profile_set(p, "sim.vector_bits", best < 0 ? 0 : 128 << best, "sim");
+	}
+	/* Where the instructions go: the source lines that execute most. */
+	for (int rank = 0; rank < 2; rank++) {
+		int top = 0;
+		for (int l = 1; l < 4096; l++)
+			if (line_ir[l] > line_ir[top])
+				top = l;
+		if (!top || line_ir[top] < 0.1 * total)
+			break;
+		pragma_profile_note(p, "sim: %.0f%% of the kernel's instructions execute at %s:%d", 100 * line_ir[top] / total,
+				    p->source_name[0] ? p->source_name : "kernel.c", top);
+		line_ir[top] = 0;
+	}
+	ret = 0;
+out:
+	free(v);
+	free(ins);
+	free(ob_names);
+	free(is_pk);
+	return ret;
 }

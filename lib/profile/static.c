@@ -15,15 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pragma/profile.h"
-
-struct insn {
-	unsigned long addr;
-	char mn[32];          /* mnemonic, prefixes dropped */
-	char ops[160];        /* operands */
-	int line;             /* source line in the kernel file; 0 elsewhere */
-	int in_loop;
-};
+#include "profile/profile_int.h"
 
 static int starts(const char *s, const char *p)
 {
@@ -49,47 +41,43 @@ static int stub(const char *fn)
 	return 0;
 }
 
-/* FP arithmetic: 0 not, 1 scalar, 2 packed; base (may be NULL) gets the
- * operation without prefix, suffix and FMA operand order ("fmadd", "mul"). */
-static int fp_arith_base(const char *mn, char *base_out);
-
-static int fp_arith(const char *mn)
-{
-	return fp_arith_base(mn, NULL);
-}
-
-static int fp_arith_base(const char *mn, char *base_out)
+/* FP arithmetic: 0 not, 1 scalar, 2 packed; base gets the operation
+ * without prefix, suffix and FMA operand order ("fmadd", "mul"). */
+static int fp_arith(const char *mn, char base_out[32])
 {
 	static const char *const ops[] = { "add", "sub", "mul", "div", "sqrt", "max", "min", "rcp", "rsqrt",
 					   "hadd", "hsub", "dp", "round", "rndscale", "addsub", "scalef", "getexp",
-					   "fmadd", "fmsub", "fnmadd", "fnmsub", "fmaddsub", "fmsubadd", "range", NULL };
+					   "fmadd", "fmsub", "fnmadd", "fnmsub", "fmaddsub", "fmsubadd", "range", "cmp", NULL };
 	static const char *const x87[] = { "fadd", "faddp", "fsub", "fsubp", "fsubr", "fsubrp", "fmul", "fmulp",
 					   "fdiv", "fdivp", "fdivr", "fdivrp", "fsqrt", NULL };
 	const char *m = mn[0] == 'v' ? mn + 1 : mn;
 	size_t n = strlen(m);
 	char base[32];
 
+	base_out[0] = 0;
 	for (int i = 0; x87[i]; i++)
 		if (!strcmp(mn, x87[i])) {
-			if (base_out)
-				snprintf(base_out, 32, "%s", mn + 1);
+			snprintf(base_out, 32, "%s", mn + 1);
 			return 1;
 		}
-	if (n < 4)
+	if (n < 4 || n > 30)
 		return 0;
 	snprintf(base, sizeof(base), "%.*s", (int)(n - 2), m);
 	/* fmadd231 → fmadd */
 	for (size_t k = strlen(base); k > 0 && isdigit((unsigned char)base[k - 1]); k--)
 		base[k - 1] = 0;
+	/* Compares (cmpltss, vcmpneqps): the FP work of selects and clamps. */
+	if (starts(base, "cmp") && strcmp(base, "cmp"))
+		base[3] = 0;
 	for (int i = 0; ops[i]; i++)
 		if (!strcmp(base, ops[i])) {
 			const char *suf = m + n - 2;
-			if (base_out)
+			int kind = !strcmp(suf, "ps") || !strcmp(suf, "pd") || !strcmp(suf, "ph")   ? 2
+				   : !strcmp(suf, "ss") || !strcmp(suf, "sd") || !strcmp(suf, "sh") ? 1
+												      : 0;
+			if (kind)
 				snprintf(base_out, 32, "%s", base);
-			if (!strcmp(suf, "ps") || !strcmp(suf, "pd") || !strcmp(suf, "ph"))
-				return 2;
-			if (!strcmp(suf, "ss") || !strcmp(suf, "sd") || !strcmp(suf, "sh"))
-				return 1;
+			return kind;
 		}
 	return 0;
 }
@@ -105,7 +93,8 @@ static int width_of(const char *ops)
 	return 0;
 }
 
-/* Split AT&T operands at top-level commas. */
+/* Split AT&T operands at top-level commas (a trailing "<sym>" or "# ..."
+ * comment is not an operand). */
 static int split_ops(const char *ops, char out[4][96])
 {
 	int n = 0, depth = 0;
@@ -171,8 +160,9 @@ static int reads_only(const char *mn)
 static int packed_evidence(const char *mn, char ops[4][96], int nops)
 {
 	const char *m = mn[0] == 'v' ? mn + 1 : mn;
+	char base[32];
 
-	if (fp_arith(mn) == 2)
+	if (fp_arith(mn, base) == 2)
 		return 1;
 	if ((ends(m, "ss") || ends(m, "sd") || ends(m, "sh")) && !starts(m, "broadcast"))
 		return 0;
@@ -180,9 +170,14 @@ static int packed_evidence(const char *mn, char ops[4][96], int nops)
 		return 0;
 	if ((starts(m, "xorp") || starts(m, "pxor")) && nops >= 2 && !strcmp(ops[0], ops[1]))
 		return 0;
-	if (starts(m, "movup") || starts(m, "movap") || starts(m, "movdq") || starts(m, "movntp") ||
-	    starts(m, "movntdq") || starts(m, "broadcast"))
+	/* Register-to-register copies and xmm blends serve scalar code too. */
+	int mem = nops >= 2 && (is_mem(ops[0]) || is_mem(ops[nops - 1]));
+	if ((starts(m, "movup") || starts(m, "movap") || starts(m, "movdq")) && mem)
 		return 1;
+	if (starts(m, "movntp") || starts(m, "movntdq") || starts(m, "broadcast"))
+		return 1;
+	if (starts(m, "blend") || starts(m, "pblend"))
+		return width_of(mn[0] == 'v' && nops ? ops[nops - 1] : "") > 128;
 	if (m[0] == 'p' && (starts(m + 1, "add") || starts(m + 1, "sub") || starts(m + 1, "mul") ||
 			    starts(m + 1, "madd") || starts(m + 1, "max") || starts(m + 1, "min") ||
 			    starts(m + 1, "cmp") || starts(m + 1, "and") || starts(m + 1, "or") ||
@@ -210,103 +205,79 @@ static void call_target(const char *raw, char *out, size_t len)
 		*cut = 0;
 }
 
-struct mix {
-	double total, fp_packed, fp_scalar, fma, fp_mul, fp_add, loads, stores, branches, calls, spills, nt, prefetch;
-	double w128, w256, w512;
-	int width;
-};
-
-static void analyse(struct insn *v, int n, const char (*raw)[192], struct mix *x, struct pragma_profile *p)
+void profile_insn_class(const struct profile_insn *in, struct profile_iclass *c)
 {
-	/* Loops: the range of every backward jump inside the function. */
-	for (int i = 0; i < n; i++) {
-		unsigned long target;
-		if (v[i].mn[0] != 'j' || sscanf(v[i].ops, "%lx", &target) != 1 || target > v[i].addr)
-			continue;
-		for (int k = 0; k < n; k++)
-			if (v[k].addr >= target && v[k].addr <= v[i].addr)
-				v[k].in_loop = 1;
-	}
-	for (int i = 0; i < n; i++) {
-		struct insn *in = &v[i];
-		char ops[4][96];
-		char base[32] = "";
-		int nops = split_ops(in->ops, ops), fp = fp_arith_base(in->mn, base), w = width_of(in->ops);
+	char ops[4][96], base[32];
+	int nops = split_ops(in->ops, ops);
 
-		x->total++;
-		if (starts(base, "mul"))
-			x->fp_mul++;
-		else if (starts(base, "add") || starts(base, "sub"))
-			x->fp_add++;
-		if (fp == 2)
-			x->fp_packed++;
-		else if (fp == 1)
-			x->fp_scalar++;
-		if (strstr(in->mn, "fmadd") || strstr(in->mn, "fmsub") || strstr(in->mn, "fnmadd") ||
-		    strstr(in->mn, "fnmsub"))
-			x->fma++;
-		if (packed_evidence(in->mn, ops, nops)) {
-			if (w == 512)
-				x->w512++;
-			else if (w == 256)
-				x->w256++;
-			else if (w == 128)
-				x->w128++;
-			if (w > x->width)
-				x->width = w;
-		}
-		if (strstr(in->mn, "movnt"))
-			x->nt++;
-		if (starts(in->mn, "prefetch"))
-			x->prefetch++;
-		if (in->mn[0] == 'j') {
-			x->branches++;
+	memset(c, 0, sizeof(*c));
+	c->fp = fp_arith(in->mn, base);
+	c->fma = c->fp && (starts(base, "fmadd") || starts(base, "fmsub") || starts(base, "fnmadd") ||
+			   starts(base, "fnmsub") || starts(base, "fmaddsub") || starts(base, "fmsubadd"));
+	c->mul = c->fp && !strcmp(base, "mul");
+	c->add = c->fp && (!strcmp(base, "add") || !strcmp(base, "sub"));
+	c->width = packed_evidence(in->mn, ops, nops) ? width_of(in->ops) : 0;
+	c->branch = in->mn[0] == 'j';
+	c->call = starts(in->mn, "call");
+	c->nt = strstr(in->mn, "movnt") != NULL;
+	c->prefetch = starts(in->mn, "prefetch");
+	if (c->branch || c->call || starts(in->mn, "lea") || starts(in->mn, "nop") || c->prefetch ||
+	    starts(in->mn, "push") || starts(in->mn, "pop") || !nops)
+		return;
+	int dst_mem = is_mem(ops[nops - 1]), src_mem = 0;
+	for (int k = 0; k < nops - 1; k++)
+		src_mem |= is_mem(ops[k]);
+	if (nops == 1 && dst_mem && !pure_write(in->mn))
+		src_mem = 1;
+	c->load = src_mem || (dst_mem && (reads_only(in->mn) || !pure_write(in->mn)));
+	c->store = dst_mem && !reads_only(in->mn);
+	/* A vector or FP register moved to or from the stack: a spill or a
+	 * reload (the SysV ABI has no callee-saved vector registers). movq and
+	 * movd are gcc parking integers in xmm registers, not FP data. */
+	c->stack_vec = (starts(in->mn, "vmov") || starts(in->mn, "mov")) && strcmp(in->mn, "vmovq") &&
+		       strcmp(in->mn, "movq") && strcmp(in->mn, "vmovd") && strcmp(in->mn, "movd") && nops == 2 &&
+		       ((stack_mem(ops[1]) && vec_reg(ops[0])) || (stack_mem(ops[0]) && vec_reg(ops[1])));
+}
+
+/* Loops: the range of every backward jump inside one function; innermost
+ * when no other loop lies inside it. */
+static void mark_loops(struct profile_insn *v, size_t n)
+{
+	unsigned long lo[512], hi[512];
+	size_t nl = 0;
+
+	for (size_t i = 0; i < n && nl < 512; i++) {
+		unsigned long target;
+		if (v[i].mn[0] != 'j' || sscanf(v[i].ops, "%lx", &target) != 1 || target > v[i].addr ||
+		    target < v[0].addr)
 			continue;
-		}
-		if (starts(in->mn, "call")) {
-			char t[96];
-			call_target(raw[i], t, sizeof(t));
-			/* The OpenMP runtime's entry points are how parallel
-			 * regions work, not calls in the kernel's loops. */
-			if (starts(t, "GOMP_") || starts(t, "omp_"))
-				continue;
-			x->calls++;
-			if (t[0]) {
-				char text[160];
-				snprintf(text, sizeof(text), "%s%s", t, in->in_loop ? " (inside a loop)" : "");
-				pragma_profile_remark(p, PRAGMA_REMARK_CALL, in->line, text, NULL);
+		lo[nl] = target;
+		hi[nl++] = v[i].addr;
+	}
+	for (size_t l = 0; l < nl; l++) {
+		int inner = 1;
+		for (size_t m = 0; m < nl && inner; m++)
+			if (m != l && lo[m] >= lo[l] && hi[m] <= hi[l] && (lo[m] != lo[l] || hi[m] != hi[l]))
+				inner = 0;
+		for (size_t i = 0; i < n; i++)
+			if (v[i].addr >= lo[l] && v[i].addr <= hi[l]) {
+				v[i].in_loop = 1;
+				if (inner)
+					v[i].in_inner = 1;
 			}
-			continue;
-		}
-		if (starts(in->mn, "lea") || starts(in->mn, "nop") || starts(in->mn, "prefetch") ||
-		    starts(in->mn, "push") || starts(in->mn, "pop") || !nops)
-			continue;
-		int dst_mem = is_mem(ops[nops - 1]), src_mem = 0;
-		for (int k = 0; k < nops - 1; k++)
-			src_mem |= is_mem(ops[k]);
-		if (nops == 1 && dst_mem && !pure_write(in->mn))
-			src_mem = 1;
-		if (src_mem || (dst_mem && (reads_only(in->mn) || !pure_write(in->mn))))
-			x->loads++;
-		if (dst_mem && !reads_only(in->mn))
-			x->stores++;
-		/* A vector or FP register moved to or from the stack inside a
-		 * loop: a spill (the SysV ABI has no callee-saved vector regs). */
-		if (in->in_loop && (starts(in->mn, "vmov") || starts(in->mn, "mov")) && nops == 2 &&
-		    ((stack_mem(ops[1]) && vec_reg(ops[0])) || (stack_mem(ops[0]) && vec_reg(ops[1]))))
-			x->spills++;
 	}
 }
 
-int pragma_static_parse_objdump(const char *text, struct pragma_profile *p)
+int profile_objdump_insns(const char *text, const char *source_name, struct profile_insn **out, size_t *n_out)
 {
-	struct insn *v = NULL;
-	char (*raw)[192] = NULL;
-	int n = 0, alloc = 0, in_fn = 0, cur_line = 0, funcs = 0;
-	struct mix x = { 0 };
+	struct profile_insn *v = NULL;
+	size_t n = 0, alloc = 0, fn_start = 0;
+	int in_fn = 0, cur_line = 0, funcs = 0;
+	char cur_fn[64] = "";
 	const char *line = text;
-	const char *src = p->source_name;
 
+	*out = NULL;
+	*n_out = 0;
 	while (line && *line) {
 		const char *eol = strchr(line, '\n');
 		size_t len = eol ? (size_t)(eol - line) : strlen(line);
@@ -316,29 +287,29 @@ int pragma_static_parse_objdump(const char *text, struct pragma_profile *p)
 
 		snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) - 1 ? len : sizeof(buf) - 1), line);
 		line = eol ? eol + 1 : NULL;
-		if (sscanf(buf, "%lx <%255[^>]>:", &addr, fn) == 2 && buf[0] != ' ') {
-			if (in_fn && n)
-				analyse(v, n, (const char (*)[192])raw, &x, p);
-			n = 0;
+		if (buf[0] != ' ' && sscanf(buf, "%lx <%255[^>]>:", &addr, fn) == 2) {
+			if (in_fn)
+				mark_loops(v + fn_start, n - fn_start);
+			fn_start = n;
 			in_fn = !stub(fn) && !strstr(fn, "@plt");
 			funcs += in_fn;
+			snprintf(cur_fn, sizeof(cur_fn), "%.63s", fn);
 			cur_line = 0;
 			continue;
 		}
 		if (!in_fn)
 			continue;
 		/* "/path/kernel.c:31" or "/path/kernel.c:31 (discriminator 2)" */
-		if (buf[0] == '/' || (buf[0] != ' ' && strchr(buf, ':') && !strstr(buf, "():"))) {
-			char *colon = strrchr(buf, ':'), *paren = strstr(buf, " (discriminator");
-			if (paren) {
+		if (buf[0] != ' ' && strchr(buf, ':') && !strstr(buf, "():")) {
+			char *colon, *paren = strstr(buf, " (discriminator");
+			if (paren)
 				*paren = 0;
-				colon = strrchr(buf, ':');
-			}
+			colon = strrchr(buf, ':');
 			if (colon) {
 				const char *base = strrchr(buf, '/');
 				*colon = 0;
 				base = base ? base + 1 : buf;
-				cur_line = (!*src || !strcmp(base, src)) ? atoi(colon + 1) : 0;
+				cur_line = (!source_name || !*source_name || !strcmp(base, source_name)) ? atoi(colon + 1) : 0;
 			}
 			continue;
 		}
@@ -362,48 +333,98 @@ int pragma_static_parse_objdump(const char *text, struct pragma_profile *p)
 			continue;
 		if (n == alloc) {
 			alloc = alloc ? 2 * alloc : 1024;
-			v = realloc(v, (size_t)alloc * sizeof(*v));
-			raw = realloc(raw, (size_t)alloc * sizeof(*raw));
-			if (!v || !raw)
+			v = realloc(v, alloc * sizeof(*v));
+			if (!v)
 				abort();
 		}
-		struct insn *in = &v[n];
+		struct profile_insn *in = &v[n++];
 		memset(in, 0, sizeof(*in));
 		in->addr = addr;
 		in->line = cur_line;
+		snprintf(in->fn, sizeof(in->fn), "%s", cur_fn);
 		size_t ml = strcspn(ins, " \t");
 		snprintf(in->mn, sizeof(in->mn), "%.*s", (int)(ml < 31 ? ml : 31), ins);
 		const char *o = ins + ml;
 		while (*o == ' ' || *o == '\t')
 			o++;
 		snprintf(in->ops, sizeof(in->ops), "%s", o);
-		snprintf(raw[n], sizeof(raw[n]), "%s", o);
-		n++;
 	}
-	if (in_fn && n)
-		analyse(v, n, (const char (*)[192])raw, &x, p);
-	free(v);
-	free(raw);
-	if (!funcs || x.total == 0)
+	if (in_fn)
+		mark_loops(v + fn_start, n - fn_start);
+	if (!funcs || !n) {
+		free(v);
 		return -1;
-	pragma_profile_set(p, "static.instructions", x.total, "static");
-	pragma_profile_set(p, "static.fp_ops", x.fp_packed + x.fp_scalar, "static");
-	if (x.fp_packed + x.fp_scalar > 0)
-		pragma_profile_set(p, "static.fp_packed_pct", 100 * x.fp_packed / (x.fp_packed + x.fp_scalar), "static");
-	pragma_profile_set(p, "static.vector_bits", x.width, "static");
-	pragma_profile_set(p, "static.fma", x.fma, "static");
-	pragma_profile_set(p, "static.fp_mul", x.fp_mul, "static");
-	pragma_profile_set(p, "static.fp_add", x.fp_add, "static");
-	pragma_profile_set(p, "static.loads", x.loads, "static");
-	pragma_profile_set(p, "static.stores", x.stores, "static");
-	pragma_profile_set(p, "static.branches", x.branches, "static");
-	pragma_profile_set(p, "static.calls", x.calls, "static");
-	pragma_profile_set(p, "static.stack_spills", x.spills, "static");
-	pragma_profile_set(p, "static.nt_stores", x.nt, "static");
-	pragma_profile_set(p, "static.prefetches", x.prefetch, "static");
-	pragma_profile_set(p, "static.zmm", x.w512, "static");
-	pragma_profile_set(p, "static.ymm", x.w256, "static");
-	pragma_profile_set(p, "static.xmm", x.w128, "static");
+	}
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+int pragma_static_parse_objdump(const char *text, struct pragma_profile *p)
+{
+	struct profile_insn *v;
+	size_t n;
+	double total = 0, packed = 0, scalar = 0, fma = 0, mul = 0, add = 0, loads = 0, stores = 0, branches = 0,
+	       calls = 0, spills = 0, nt = 0, prefetch = 0, w128 = 0, w256 = 0, w512 = 0;
+	int width = 0;
+
+	if (profile_objdump_insns(text, p->source_name, &v, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct profile_iclass c;
+		profile_insn_class(&v[i], &c);
+		total++;
+		packed += c.fp == 2;
+		scalar += c.fp == 1;
+		fma += c.fma;
+		mul += c.mul;
+		add += c.add;
+		loads += c.load;
+		stores += c.store;
+		branches += c.branch;
+		nt += c.nt;
+		prefetch += c.prefetch;
+		w128 += c.width == 128;
+		w256 += c.width == 256;
+		w512 += c.width == 512;
+		if (c.width > width)
+			width = c.width;
+		if (c.stack_vec && v[i].in_inner)
+			spills++;
+		if (c.call) {
+			char t[96], rtext[160];
+			call_target(v[i].ops, t, sizeof(t));
+			/* The OpenMP runtime's entry points are how parallel
+			 * regions work, not calls in the kernel's loops. */
+			if (starts(t, "GOMP_") || starts(t, "omp_"))
+				continue;
+			calls++;
+			if (t[0]) {
+				snprintf(rtext, sizeof(rtext), "%s%s", t,
+					 v[i].in_inner ? " (inside an innermost loop)" : v[i].in_loop ? " (inside a loop)" : "");
+				pragma_profile_remark(p, PRAGMA_REMARK_CALL, v[i].line, rtext, NULL);
+			}
+		}
+	}
+	free(v);
+	pragma_profile_set(p, "static.instructions", total, "static");
+	pragma_profile_set(p, "static.fp_ops", packed + scalar, "static");
+	if (packed + scalar > 0)
+		pragma_profile_set(p, "static.fp_packed_pct", 100 * packed / (packed + scalar), "static");
+	pragma_profile_set(p, "static.vector_bits", width, "static");
+	pragma_profile_set(p, "static.fma", fma, "static");
+	pragma_profile_set(p, "static.fp_mul", mul, "static");
+	pragma_profile_set(p, "static.fp_add", add, "static");
+	pragma_profile_set(p, "static.loads", loads, "static");
+	pragma_profile_set(p, "static.stores", stores, "static");
+	pragma_profile_set(p, "static.branches", branches, "static");
+	pragma_profile_set(p, "static.calls", calls, "static");
+	pragma_profile_set(p, "static.stack_spills", spills, "static");
+	pragma_profile_set(p, "static.nt_stores", nt, "static");
+	pragma_profile_set(p, "static.prefetches", prefetch, "static");
+	pragma_profile_set(p, "static.zmm", w512, "static");
+	pragma_profile_set(p, "static.ymm", w256, "static");
+	pragma_profile_set(p, "static.xmm", w128, "static");
 	return 0;
 }
 
@@ -545,6 +566,13 @@ int pragma_static_parse_remarks(const char *text, const char *source_name, const
 			if (br)
 				*br = 0;
 			const char *why = explain_reason(raw);
+			/* Outer loops never vectorize in gcc: not news, only noise. */
+			if (why && strstr(why, "outer loop")) {
+				if (pending >= 0 && !notes[pending].vectorized)
+					notes[pending].line = -1;
+				pending = -1;
+				continue;
+			}
 			if (why)
 				snprintf(reason, sizeof(reason), "%s; compiler: %.120s", why, raw);
 			else
@@ -590,6 +618,10 @@ int pragma_static_parse_remarks(const char *text, const char *source_name, const
 	int nv = 0, nn = 0;
 	for (int i = 0; i < n; i++) {
 		char code[128];
+		/* A loop gcc gave up on for reasons it only found in headers
+		 * (intrinsics): the code is vector already. */
+		if (notes[i].line < 0 || (!notes[i].vectorized && !notes[i].text[0]))
+			continue;
 		code_of(source, notes[i].line, code, sizeof(code));
 		pragma_profile_remark(p, notes[i].vectorized ? PRAGMA_REMARK_VECTORIZED : PRAGMA_REMARK_NOT_VECTORIZED,
 				      notes[i].line, notes[i].text, code);
