@@ -102,6 +102,8 @@ int pragma_run_serve_time(struct pragma_run_server *s, int reps, int timeout_ms,
 int pragma_run_serve_finish(struct pragma_run_server *s, struct pragma_run_result *r, struct pragma_err *err);
 /* Kill (if still running) and free. */
 void pragma_run_server_free(struct pragma_run_server *s);
+/* Its process id (for /proc/<pid>/task/<tid>/schedstat); 0 when gone. */
+int pragma_run_server_pid(const struct pragma_run_server *s);
 
 /* Where the harness binary is ($PRAGMA_HARNESS, next to the executable, or
  * the build tree). */

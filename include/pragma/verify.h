@@ -74,6 +74,8 @@ struct pragma_verify_opts {
 	int cold;                    /* flush the cache before every call (default 1) */
 	int round_timeout_ms;        /* per round; 0: 120 s */
 	double speed_margin;         /* impossible_speed when achieved GB/s > margin x peak; 0: 1.5 */
+	int max_attempts;            /* per round and side, when other processes disturbed it; 0: 4 */
+	int max_wait_ms;             /* total wait for a quiet machine before rounds; 0: 20 s, < 0: none */
 };
 
 #define PRAGMA_VERIFY_DEFAULTS { .atol = -1, .rtol = -1, .warmup = 3, .rounds = 7, .reps = 10, .cold = 1 }
@@ -117,6 +119,9 @@ struct pragma_verdict {
 	json_t *baseline_config;
 	double speedup;              /* base median / candidate median; 0 unless timed and ok */
 	double speedup_min, speedup_max, speedup_q1, speedup_q3; /* over per-round ratios */
+	int retried_rounds;          /* rounds measured again because others took the CPU */
+	double worst_disturbance;    /* run-queue delay / round time of the worst round kept */
+	double waited_ms;            /* spent waiting for a quiet machine */
 	double gbs, gflops;          /* achieved, candidate median; 0 when unknown */
 	double peak_gbs, peak_gflops;/* machine peaks used for the checks; 0 when unknown */
 	char **warnings;

@@ -651,3 +651,8 @@ void pragma_run_server_free(struct pragma_run_server *s)
 	pragma_buf_release(&s->in);
 	free(s);
 }
+
+int pragma_run_server_pid(const struct pragma_run_server *s)
+{
+	return s && !s->dead ? (int)s->c.pid : 0;
+}

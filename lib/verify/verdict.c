@@ -143,6 +143,17 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 			json_array_append_new(ratios, num(v->cand.round_median[r] > 0 ?
 								  v->base.round_median[r] / v->cand.round_median[r] :
 								  NAN));
+		{
+			json_t *cr = json_array(), *br = json_array();
+			for (int r = 0; r < v->cand.n_rounds; r++)
+				json_array_append_new(cr, num(v->cand.round_median[r]));
+			for (int r = 0; r < v->base.n_rounds; r++)
+				json_array_append_new(br, num(v->base.round_median[r]));
+			json_object_set_new(o, "round_medians_ms", json_pack("{s:o, s:o}", "candidate", cr, "baseline", br));
+		}
+		json_object_set_new(o, "interference",
+				    json_pack("{s:i, s:f, s:f}", "retried_rounds", v->retried_rounds, "worst_run_delay_share",
+					      v->worst_disturbance, "waited_for_quiet_ms", v->waited_ms));
 		json_object_set_new(o, "speedup", v->speedup > 0 ? json_real(v->speedup) : json_null());
 		json_object_set_new(o, "speedup_spread",
 				    json_pack("{s:o, s:o, s:o, s:o, s:o}", "min", num(v->speedup_min), "q1",
