@@ -36,7 +36,8 @@
 
 /* pragma_llm_send() returns this when the run must end cleanly: a budget
  * (calls, tokens, cost) is reached, or a replay has no more replies for the
- * role. err says which; rep->fail is PRAGMA_LLM_FAIL_BUDGET or _REPLAY_END. */
+ * role. err (kind PRAGMA_E_NEGATIVE) says which; rep->fail is
+ * PRAGMA_LLM_FAIL_BUDGET or _REPLAY_END. */
 #define PRAGMA_LLM_STOP (-2)
 
 enum pragma_llm_provider {

@@ -12,11 +12,6 @@
 
 #include "llm_int.h"
 
-enum pragma_llm_fail llm_http_conclude(struct llm_parse *p, struct llm_http *h, enum pragma_llm_fail f,
-				       enum pragma_llm_fail (*parse)(struct llm_parse *, const char *, size_t,
-								     struct pragma_err *),
-				       const char *end_marker, struct pragma_err *err);
-
 char *llm_anthropic_body(struct pragma_llm *c, const struct pragma_llm_request *req, int stream)
 {
 	json_t *o = json_object(), *msgs = json_array();

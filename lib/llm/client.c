@@ -23,9 +23,6 @@
 #define DEFAULT_MAX_TEXT ((size_t)8 << 20)
 #define DEFAULT_MAX_RAW ((size_t)64 << 20)
 
-void llm_http_share_init(struct pragma_llm *c);
-void llm_http_share_free(struct pragma_llm *c);
-
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc;
 
@@ -243,6 +240,18 @@ static const char *setting(const char *env, const char *key, char *from, size_t 
 	return NULL;
 }
 
+/* "~/x" from a config file or the environment means $HOME/x. */
+static const char *expand_home(const char *v, struct pragma_buf *tmp)
+{
+	const char *home = getenv("HOME");
+
+	if (!v || strncmp(v, "~/", 2) || !home || !*home)
+		return v;
+	pragma_buf_reset(tmp);
+	pragma_buf_addf(tmp, "%s/%s", home, v + 2);
+	return tmp->data;
+}
+
 static int parse_double(const char *v, double *out)
 {
 	char *end;
@@ -347,6 +356,22 @@ static void resolve_key(struct pragma_llm *c, const char *explicit_env, const ch
 	c->api_key = xstrdup(env_str(name));
 }
 
+/* A key goes into a header line: nothing that could end or split it. */
+static int check_key(struct pragma_llm *c, struct pragma_err *err)
+{
+	if (!c->api_key)
+		return 0;
+	for (const unsigned char *q = (const unsigned char *)c->api_key; *q; q++)
+		if (*q < 0x20 || *q >= 0x7f) {
+			pragma_err_set(err, PRAGMA_E_ENV, "$%s contains a character an API key cannot hold (a newline?)",
+				       c->api_key_env);
+			pragma_err_hint(err, "set it to the bare key, e.g. export %s=\"$(tr -d '\\n' < keyfile)\"",
+					c->api_key_env);
+			return -1;
+		}
+	return 0;
+}
+
 static int is_loopback_url(const char *url)
 {
 	const char *p = strstr(url, "://");
@@ -368,6 +393,12 @@ static int parse_spec(struct pragma_llm *c, const char *spec, const char *spec_f
 				"exec:'my-agent --flag', replay:session.jsonl");
 		return -1;
 	}
+	for (const unsigned char *q = (const unsigned char *)spec; *q; q++)
+		if (*q < 0x20 || *q == 0x7f)
+			return pragma_err_set(err, PRAGMA_E_INPUT, "the LLM spec (from %s) contains a control character",
+					      spec_from);
+	if (!utf8_valid(spec, strlen(spec)))
+		return pragma_err_set(err, PRAGMA_E_INPUT, "the LLM spec (from %s) is not valid UTF-8", spec_from);
 	c->spec = xstrdup(spec);
 	if (k == 6 && !strncmp(spec, "openai", 6)) {
 		c->provider = PRAGMA_LLM_OPENAI;
@@ -483,6 +514,8 @@ static int resolve(struct pragma_llm *c, const struct pragma_llm_options *o, str
 		sprintf(c->url, "%s%s", c->base_url,
 			ends_with(c->base_url, "/messages") ? "" : ends_with(c->base_url, "/v1") ? "/messages" : "/v1/messages");
 	}
+	if (check_key(c, err) < 0)
+		return -1;
 	if ((c->provider == PRAGMA_LLM_OPENAI || c->provider == PRAGMA_LLM_ANTHROPIC) && !c->api_key &&
 	    !is_loopback_url(c->base_url) && (strstr(c->base_url, "api.openai.com") ||
 					       strstr(c->base_url, "anthropic.com") ||
@@ -575,23 +608,23 @@ static int resolve(struct pragma_llm *c, const struct pragma_llm_options *o, str
 	}
 
 	/* Files. */
-	struct pragma_llm_options tmp = *o;
-	if (!tmp.cache_dir)
-		tmp.cache_dir = setting("PRAGMA_LLM_CACHE_DIR", "cache_dir", from, sizeof(from));
+	struct pragma_buf path = PRAGMA_BUF_INIT;
 	if (c->cache) {
-		struct pragma_buf dir = PRAGMA_BUF_INIT;
-		if (pragma_llm_cache_dir(&tmp, &dir, err) < 0) {
-			pragma_buf_release(&dir);
+		if (pragma_llm_cache_dir(o, &path, err) < 0) {
+			pragma_buf_release(&path);
 			return -1;
 		}
-		c->cache_dir = pragma_buf_detach(&dir, NULL);
+		c->cache_dir = pragma_buf_detach(&path, NULL);
 	}
 	v = o->record_path ? o->record_path : setting("PRAGMA_LLM_RECORD", "record", from, sizeof(from));
-	c->record_path = xstrdup(v);
+	c->record_path = xstrdup(expand_home(v, &path));
 	c->anthropic_version = xstrdup(o->anthropic_version ? o->anthropic_version : "2023-06-01");
 	v = o->price_file ? o->price_file : setting("PRAGMA_LLM_PRICES", "price_file", from, sizeof(from));
-	if (v && llm_prices_load(c, v, err) < 0)
+	if (v && llm_prices_load(c, expand_home(v, &path), err) < 0) {
+		pragma_buf_release(&path);
 		return -1;
+	}
+	pragma_buf_release(&path);
 	if (c->budget_cost > 0) {
 		double in, out;
 		if (!pragma_llm_price_of(c, c->model, &in, &out) && c->provider != PRAGMA_LLM_REPLAY)
@@ -603,9 +636,15 @@ static int resolve(struct pragma_llm *c, const struct pragma_llm_options *o, str
 
 int pragma_llm_cache_dir(const struct pragma_llm_options *opt, struct pragma_buf *out, struct pragma_err *err)
 {
+	struct pragma_buf tmp = PRAGMA_BUF_INIT;
+	char from[96];
+	const char *dir = opt && opt->cache_dir ? opt->cache_dir :
+			  setting("PRAGMA_LLM_CACHE_DIR", "cache_dir", from, sizeof(from));
+
 	pragma_buf_reset(out);
-	if (opt && opt->cache_dir) {
-		pragma_buf_adds(out, opt->cache_dir);
+	if (dir) {
+		pragma_buf_adds(out, expand_home(dir, &tmp));
+		pragma_buf_release(&tmp);
 	} else {
 		if (pragma_cache_dir(out, err) < 0)
 			return -1;

@@ -259,7 +259,6 @@ static void share_unlock(CURL *handle, curl_lock_data data, void *ud)
 	pthread_mutex_unlock(&c->share_lock[data]);
 }
 
-void llm_http_share_init(struct pragma_llm *c);
 void llm_http_share_init(struct pragma_llm *c)
 {
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
@@ -275,7 +274,6 @@ void llm_http_share_init(struct pragma_llm *c)
 	curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
 }
 
-void llm_http_share_free(struct pragma_llm *c);
 void llm_http_share_free(struct pragma_llm *c)
 {
 	if (c->share)

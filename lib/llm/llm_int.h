@@ -100,6 +100,17 @@ struct llm_http {
  * the message of the API's error body and hints for 401/403/404/429). */
 enum pragma_llm_fail llm_http_perform(struct pragma_llm *c, struct llm_http *h, struct pragma_err *err);
 void llm_http_release(struct llm_http *h);
+/* After the transfer: turn transport result + parse state into the
+ * attempt's outcome (truncated stream, refusal, ...); parse() reads a
+ * non-streaming body. end_marker names the stream's end for messages. */
+struct llm_parse;
+enum pragma_llm_fail llm_http_conclude(struct llm_parse *p, struct llm_http *h, enum pragma_llm_fail f,
+				       enum pragma_llm_fail (*parse)(struct llm_parse *, const char *, size_t,
+								     struct pragma_err *),
+				       const char *end_marker, struct pragma_err *err);
+/* The connection/DNS/TLS-session share of a client (thread-safe). */
+void llm_http_share_init(struct pragma_llm *c);
+void llm_http_share_free(struct pragma_llm *c);
 
 /* What a provider attempt accumulates. */
 struct llm_parse {

@@ -184,10 +184,6 @@ out:
 enum pragma_llm_fail llm_http_conclude(struct llm_parse *p, struct llm_http *h, enum pragma_llm_fail f,
 				       enum pragma_llm_fail (*parse)(struct llm_parse *, const char *, size_t,
 								     struct pragma_err *),
-				       const char *end_marker, struct pragma_err *err);
-enum pragma_llm_fail llm_http_conclude(struct llm_parse *p, struct llm_http *h, enum pragma_llm_fail f,
-				       enum pragma_llm_fail (*parse)(struct llm_parse *, const char *, size_t,
-								     struct pragma_err *),
 				       const char *end_marker, struct pragma_err *err)
 {
 	struct pragma_llm *c = p->c;

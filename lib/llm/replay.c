@@ -156,7 +156,7 @@ int llm_replay_next(struct pragma_llm *c, const struct pragma_llm_request *req, 
 		return 0;
 	}
 	rep->fail = PRAGMA_LLM_FAIL_REPLAY_END;
-	pragma_err_set(err, PRAGMA_E_INPUT, "replay %s has %zu recorded repl%s for agent '%s' and the run asked for "
+	pragma_err_set(err, PRAGMA_E_NEGATIVE, "replay %s has %zu recorded repl%s for agent '%s' and the run asked for "
 		       "one more", c->replay_path, have, have == 1 ? "y" : "ies", req->agent);
 	pragma_err_hint(err, "the run went further than the recorded session: record a longer one, or lower the "
 			"run's attempts to match");

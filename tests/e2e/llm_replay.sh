@@ -17,7 +17,7 @@ expect_exit 0 "replay coder" -- $PRAGMA llm ask --llm "replay:$REC" --agent code
 [ "$(out)" = "coder reply 1" ] && ok "first coder reply, whatever the numbers" || bad "got '$(out)'"
 expect_exit 0 "replay conductor" -- $PRAGMA llm ask --llm "replay:$REC" --agent conductor --json "judge again"
 jcheck "the conductor's reply, provider replay" "j['text'] == 'conductor reply 1' and j['provider'] == 'replay'"
-expect_exit 2 "a role the recording lacks" -- $PRAGMA llm ask --llm "replay:$REC" --agent summarizer "sum"
+expect_exit 1 "a role the recording lacks (a clean stop)" -- $PRAGMA llm ask --llm "replay:$REC" --agent summarizer "sum"
 grep_err "it stops with a clear message" "0 recorded replies for agent 'summarizer'"
 # Two coder calls exist; ping --count 3 as coder asks for three.
 expect_exit 1 "asking past the end stops the run" -- $PRAGMA llm ping --llm "replay:$REC" --agent coder --count 3 --parallel 1 --json

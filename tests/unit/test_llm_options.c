@@ -74,6 +74,14 @@ static void test_spec_errors(void **state)
 	o.spec = "anthropic:claude-sonnet-4-5";
 	assert_int_equal(pragma_llm_open(&llm, &o, &err), -1);
 	assert_non_null(strstr(err.msg, "ANTHROPIC_API_KEY"));
+	/* A key with a newline would split the header: refused. */
+	setenv("ANTHROPIC_API_KEY", "ak-1\r\nX-Evil: 1", 1);
+	assert_int_equal(pragma_llm_open(&llm, &o, &err), -1);
+	assert_non_null(strstr(err.msg, "cannot hold"));
+	unsetenv("ANTHROPIC_API_KEY");
+	o.spec = "exec:echo\nhi";
+	assert_int_equal(pragma_llm_open(&llm, &o, &err), -1);
+	assert_non_null(strstr(err.msg, "control character"));
 }
 
 static void test_urls_and_keys(void **state)
@@ -263,6 +271,22 @@ static void test_prices(void **state)
 	assert_int_equal(pragma_llm_price_of(llm, "gpt-4o-mini", &in, &out), 1);
 	assert_true(in == 0.15); /* not overridden: built-in */
 	pragma_llm_free(llm);
+
+	/* "~/" in a configured path is the home directory. */
+	char home_rel[64];
+	snprintf(home_rel, sizeof(home_rel), "~/prices.json");
+	char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+	setenv("HOME", dir, 1);
+	o.price_file = NULL;
+	setenv("PRAGMA_LLM_PRICES", home_rel, 1);
+	assert_int_equal(pragma_llm_open(&llm, &o, &err), 0);
+	assert_int_equal(pragma_llm_price_of(llm, "llama-3-8b", &in, &out), 1);
+	pragma_llm_free(llm);
+	unsetenv("PRAGMA_LLM_PRICES");
+	if (old_home)
+		setenv("HOME", old_home, 1);
+	free(old_home);
+	o.price_file = path;
 
 	pj = "{\"m\": {\"input\": \"cheap\"}}";
 	assert_int_equal(pragma_write_file_atomic(path, pj, strlen(pj), &err), 0);
