@@ -570,8 +570,21 @@ int main(int argc, char **argv)
 	pre = json_object_get(req, "preload");
 	json_array_foreach(pre, j, jin) {
 		const char *so = json_string_value(jin);
-		if (so && !dlopen(so, RTLD_NOW | RTLD_LOCAL))
-			fprintf(stderr, "pragma-harness: preload %s: %s\n", so, dlerror());
+		void *h = so ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
+		int (*init)(void);
+		if (!h) {
+			fprintf(stderr, "pragma-harness: preload %s: %s\n", so ? so : "?", dlerror());
+			continue;
+		}
+		/* OpenMP runtimes initialize lazily; clang's libomp reads /sys
+		 * and registers in /dev/shm on first use. Make that first use
+		 * happen now, while files may still be opened. */
+		init = (int (*)(void))(uintptr_t)dlsym(h, "omp_get_num_procs");
+		if (init)
+			init();
+		init = (int (*)(void))(uintptr_t)dlsym(h, "omp_get_max_threads");
+		if (init)
+			init();
 	}
 
 	/* 3.-5. Confine, load the kernel (constructors run confined), lock. */

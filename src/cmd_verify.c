@@ -31,7 +31,7 @@ static const char verify_usage[] =
 
 static const char eval_usage[] =
 	"usage: pragma eval TASK KERNEL.c [verify options] [--rounds N] [--reps N] [--warmup N]\n"
-	"                   [--warm] [--margin X] [--json]\n"
+	"                   [--warm] [--margin X] [--max-wait S] [--attempts N] [--json]\n"
 	"\n"
 	"Verifies KERNEL.c like 'pragma verify', then times it against the task's\n"
 	"baseline (PyTorch for KernelBench problems, the C reference or baseline.c for\n"
@@ -46,7 +46,11 @@ static const char eval_usage[] =
 	"  --reps N        timed calls per round per side (default 10)\n"
 	"  --warmup N      untimed calls per side before the first round (default 3)\n"
 	"  --warm          do not flush the cache between calls\n"
-	"  --margin X      impossible_speed above X times the peak bandwidth (default 1.5)\n";
+	"  --margin X      impossible_speed above X times the peak bandwidth (default 1.5)\n"
+	"  --max-wait S    wait up to S seconds in all for a quiet machine before rounds\n"
+	"                  (default 20; 0: never wait)\n"
+	"  --attempts N    measure a round up to N times while other processes take the\n"
+	"                  CPU from it (default 4; the least disturbed attempt counts)\n";
 
 struct vflags {
 	struct pragma_verify_opts o;
@@ -135,6 +139,14 @@ static int extra(int argc, char **argv, int i, void *ctx)
 		return int_arg(argc, argv, i, 0, 100000, &o->warmup);
 	if (!strcmp(a, "--margin"))
 		return num_arg(argc, argv, i, 1, 1000, &o->speed_margin);
+	if (!strcmp(a, "--max-wait")) {
+		rc = num_arg(argc, argv, i, 0, 3600, &d);
+		if (rc > 0)
+			o->max_wait_ms = d > 0 ? (int)(d * 1000) : -1;
+		return rc;
+	}
+	if (!strcmp(a, "--attempts"))
+		return int_arg(argc, argv, i, 1, 100, &o->max_attempts);
 	if (!strcmp(a, "--warm")) {
 		o->cold = 0;
 		return 1;
@@ -169,6 +181,9 @@ static void print_human(const struct pragma_verdict *v, const struct pragma_task
 	       v->base.stats.count, v->baseline_kind);
 	printf("speedup:   %.3fx   (per-round ratios over %d rounds: min %.3f, q1 %.3f, q3 %.3f, max %.3f)\n",
 	       v->speedup, v->cand.n_rounds, v->speedup_min, v->speedup_q1, v->speedup_q3, v->speedup_max);
+	printf("noise:     %d rounds measured again after other processes took the CPU; worst kept round lost "
+	       "%.0f%% to the run queue; waited %.1f s for a quiet machine\n",
+	       v->retried_rounds, 100 * v->worst_disturbance, v->waited_ms / 1000);
 	if (v->gbs > 0)
 		printf("rate:      %.2f GB/s of minimal traffic%s", v->gbs, v->peak_gbs > 0 ? "" : "\n");
 	if (v->gbs > 0 && v->peak_gbs > 0)

@@ -147,7 +147,10 @@ int pragma_build_so(const char *src_path, const char *out_so, const struct pragm
 	argv[n++] = "-fPIC";
 	argv[n++] = "-shared";
 	argv[n++] = "-g";
-	argv[n++] = "-fno-gnu-unique";
+	/* gcc's STB_GNU_UNIQUE symbols would keep an object loaded forever;
+	 * clang neither makes them nor knows the flag. */
+	if (!strstr(cc, "clang"))
+		argv[n++] = "-fno-gnu-unique";
 	argv[n++] = inc.data;
 	argv[n++] = inc2.data;
 	for (int i = 0; o && o->flags && o->flags[i] && n < 100; i++)

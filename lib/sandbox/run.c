@@ -3,6 +3,7 @@
  * child with its limits and deadline, and the answer turned into a status.
  * One-shot runs (run and time modes) and serve mode for interleaved timing.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
@@ -339,6 +340,29 @@ static void take_death(struct pragma_run_result *r, const struct pragma_child *c
 	}
 }
 
+/* clang's OpenMP runtime registers itself in /dev/shm and removes the file
+ * at exit; the harness leaves with _exit(), so the parent sweeps entries
+ * whose process is gone (anyone's: they are garbage either way). */
+static void sweep_kmp_registrations(void)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		int pid;
+		char p[300];
+		if (sscanf(de->d_name, "__KMP_REGISTERED_LIB_%d_", &pid) != 1 || pid <= 0)
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(p, sizeof(p), "/dev/shm/%s", de->d_name);
+		unlink(p);
+	}
+	closedir(d);
+}
+
 static void child_env(const struct pragma_run_opts *o, struct pragma_buf *omp, const char **env)
 {
 	pragma_buf_reset(omp);
@@ -414,6 +438,7 @@ int pragma_run_kernel(const struct pragma_run_opts *o, struct pragma_run_result 
 	} else {
 		take_death(r, &c, c.err.data);
 	}
+	sweep_kmp_registrations();
 	ret = 0;
 out:
 	json_decref(ans);
@@ -645,6 +670,7 @@ void pragma_run_server_free(struct pragma_run_server *s)
 	if (!s->dead && s->c.pid > 0)
 		pragma_child_kill(&s->c);
 	pragma_child_release(&s->c);
+	sweep_kmp_registrations();
 	pragma_buf_release(&s->harness);
 	pragma_buf_release(&s->req_path);
 	pragma_buf_release(&s->omp);

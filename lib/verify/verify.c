@@ -464,6 +464,8 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	if (pragma_run_kernel(&ro, &rr, err) < 0)
 		goto out;
 	take_sandbox(v, rr.sandbox);
+	if (!rr.sandbox && ro.sandbox)
+		v->seccomp = !strcmp(rr.status, "forbidden_syscall"); /* the trap handler reports no more */
 	if (!v->landlock[0])
 		pragma_landlock_abi(v->landlock, sizeof(v->landlock));
 	v->wall_ms = rr.wall_ms;

@@ -1,8 +1,10 @@
 // expect: nondeterministic
-// Threads race on a shared, unsynchronized counter that feeds the output.
+// Threads race on shared, unsynchronized state that feeds the output: a
+// counter with lost updates, and a last-writer-wins element.
 #include <pragma/kernel.h>
 #include <omp.h>
 static volatile long counter;
+static volatile int last;
 int pk_forward(const struct pk_tensor *in, int ni, struct pk_tensor *out, int no)
 {
     int64_t N = in[0].shape[0], M = in[0].shape[1];
@@ -11,13 +13,18 @@ int pk_forward(const struct pk_tensor *in, int ni, struct pk_tensor *out, int no
     counter = 0;
     #pragma omp parallel num_threads(2)
     {
+        int me = omp_get_thread_num();
         #pragma omp barrier
-        for (int k = 0; k < 2000000; k++)
+        for (int k = 0; k < 2000000; k++) {
             counter = counter + 1; /* lost updates: the count varies run to run */
+            if ((k & 1023) == 0)
+                last = me;         /* whoever writes last wins */
+        }
     }
     for (int64_t i = 0; i < N; i++)
         for (int64_t j = 0; j < M; j++)
             o[j * N + i] = a[i * M + j];
     o[0] += (float)(counter % 1000);
+    o[1] += (float)last;
     return 0;
 }

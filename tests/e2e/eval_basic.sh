@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# pragma eval: verify, then interleaved timing against the baseline.
+. "$(dirname "$0")/lib.bash"
+command -v gcc >/dev/null || { echo "SKIP: no gcc"; exit 77; }
+
+expect_exit 0 "eval a native kernel" -- $PRAGMA eval stencil2d "$PRAGMA_TEST_DATA/kernels/stencil2d_avx2_omp.c" \
+	--set N=600 --set M=600 --rounds 3 --reps 5 --max-wait 2 --json
+jcheck "time_ms and baseline_ms with median/mean/stdev/min/count" \
+	"all(k in j['time_ms'] and k in j['baseline_ms'] for k in ('median','mean','stdev','min','count'))"
+jcheck "15 timed calls per side, 3 rounds" \
+	"j['time_ms']['count']==15 and j['baseline_ms']['count']==15 and len(j['speedup_spread']['rounds'])==3"
+jcheck "speedup is the ratio of medians" \
+	"abs(j['speedup'] - j['baseline_ms']['median']/j['time_ms']['median']) < 1e-6*j['speedup']"
+jcheck "spread brackets the per-round ratios" \
+	"j['speedup_spread']['min'] <= j['speedup_spread']['q1'] <= j['speedup_spread']['q3'] <= j['speedup_spread']['max']"
+jcheck "baseline config: C baseline, same threads, interleaved protocol" \
+	"j['baseline']['kind'] in ('c-baseline','c-reference') and j['baseline']['config']['protocol']['rounds']==3"
+jcheck "rates" "j['gbs'] > 0"
+
+expect_exit 0 "human eval output" -- $PRAGMA eval transpose "$PRAGMA_TEST_DATA/kernels/transpose_tiled.c" \
+	--set N=500 --set M=333 --rounds 2 --reps 4 --max-wait 0
+grep -q "^speedup: " /tmp/e2e.out.$$ && ok "prints the speedup" || { bad "no speedup line"; out; }
+
+if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+	expect_exit 0 "eval against PyTorch" -- $PRAGMA eval 13_relu "$PRAGMA_TEST_DATA/kernels/relu_avx2_omp.c" \
+		--set BATCH=4 --set DIM=65536 --rounds 2 --reps 5 --max-wait 2 --json
+	jcheck "pytorch baseline with its configuration" \
+		"j['status']=='ok' and j['baseline']['kind']=='pytorch' and 'torch' in json.dumps(j['baseline']['config'])"
+else
+	echo "ok - eval against PyTorch # SKIP no torch"
+fi
+finish
