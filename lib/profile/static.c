@@ -234,8 +234,10 @@ void profile_insn_class(const struct profile_insn *in, struct profile_iclass *c)
 	/* A vector or FP register moved to or from the stack: a spill or a
 	 * reload (the SysV ABI has no callee-saved vector registers). movq and
 	 * movd are gcc parking integers in xmm registers, not FP data. */
-	c->stack_vec = (starts(in->mn, "vmov") || starts(in->mn, "mov")) && strcmp(in->mn, "vmovq") &&
-		       strcmp(in->mn, "movq") && strcmp(in->mn, "vmovd") && strcmp(in->mn, "movd") && nops == 2 &&
+	const char *m = in->mn[0] == 'v' ? in->mn + 1 : in->mn;
+	int fp_move = starts(m, "movap") || starts(m, "movup") || !strcmp(m, "movss") || !strcmp(m, "movsd") ||
+		      ((starts(m, "movdq")) && width_of(in->ops) > 128);
+	c->stack_vec = fp_move && nops == 2 &&
 		       ((stack_mem(ops[1]) && vec_reg(ops[0])) || (stack_mem(ops[0]) && vec_reg(ops[1])));
 }
 
@@ -517,7 +519,7 @@ int pragma_static_parse_remarks(const char *text, const char *source_name, const
 				struct pragma_profile *p)
 {
 	struct loop_note notes[256];
-	int n = 0, pending = -1;
+	int n = 0, pending = -1, orphan = -1;
 	const char *line = text;
 
 	while (line && *line) {
@@ -586,15 +588,27 @@ int pragma_static_parse_remarks(const char *text, const char *source_name, const
 			if (target >= 0 && !notes[target].text[0])
 				snprintf(notes[target].text, sizeof(notes[target].text), "%s", reason);
 			else if (target < 0 && n < 256) {
+				/* clang: the reason comes first, at the statement's line,
+				 * and "loop not vectorized" at the loop's line follows. */
 				notes[n] = (struct loop_note){ .line = l, .vectorized = 0 };
 				snprintf(notes[n].text, sizeof(notes[n].text), "%s", reason);
-				n++;
+				orphan = n++;
+				pending = -1;
+				continue;
 			}
 			pending = -1;
+			orphan = -1;
 			continue;
 		} else {
 			continue;
 		}
+		if (vec == 0 && orphan >= 0) {
+			notes[orphan].line = l;
+			orphan = -1;
+			pending = -1;
+			continue;
+		}
+		orphan = -1;
 		int found = -1;
 		for (int i = 0; i < n; i++)
 			if (notes[i].line == l)
