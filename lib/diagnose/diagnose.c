@@ -152,7 +152,10 @@ static void vector_rules(const struct pragma_profile *p, const struct pragma_mac
 	 * remainder loop is in the code, but runs a handful of times. */
 	int dyn = get(p, "sim.fp_ops", &fp_ops) && fp_ops > 0 && get(p, "sim.fp_packed_pct", &packed);
 	char cnt[32];
-	if (!dyn && !(get(p, "static.fp_ops", &fp_ops) && fp_ops > 0 && get(p, "static.fp_packed_pct", &packed)))
+	/* The static share counts scalar prologues and remainders as much as
+	 * the main loop: only an almost all-scalar binary says much. */
+	if (!dyn && !(get(p, "static.fp_ops", &fp_ops) && fp_ops > 0 && get(p, "static.fp_packed_pct", &packed) &&
+		      packed < 20))
 		packed = 100;
 	if (packed < 50) {
 		struct pragma_finding *f =
@@ -200,14 +203,17 @@ static void vector_rules(const struct pragma_profile *p, const struct pragma_mac
 		    "tile that does not fit the %d vector registers)",
 		    v, m && m->has_avx512f ? 32 : 16);
 	for (size_t i = 0; i < p->n_remarks; i++)
-		if (p->remarks[i].kind == PRAGMA_REMARK_CALL && strstr(p->remarks[i].text, "inside a loop")) {
+		/* A call in an outer loop (a memset per row tile) is cheap; in an
+		 * innermost loop it is paid per element. */
+		if (p->remarks[i].kind == PRAGMA_REMARK_CALL && strstr(p->remarks[i].text, "innermost loop")) {
 			char name[96];
 			snprintf(name, sizeof(name), "%s", p->remarks[i].text);
 			char *cut = strstr(name, " (inside");
 			if (cut)
 				*cut = 0;
 			add(d, "calls-in-loop", 0.55,
-			    "calls %s inside a loop%s%s: the call blocks vectorization and costs a call per element",
+			    "calls %s inside an innermost loop%s%s: the call blocks vectorization and costs a call per "
+			    "iteration",
 			    name, p->remarks[i].line > 0 ? " at " : "",
 			    p->remarks[i].line > 0 ? where(p, p->remarks[i].line, w, sizeof(w)) : "");
 			break;

@@ -451,7 +451,16 @@ int pragma_knowledge_build(const struct pragma_knowledge *kb, const struct pragm
 	{
 		struct pragma_buf path = PRAGMA_BUF_INIT, dir = PRAGMA_BUF_INIT;
 		if (o->out_path) {
+			const char *slash = strrchr(o->out_path, '/');
 			pragma_buf_adds(&path, o->out_path);
+			if (slash && slash != o->out_path) {
+				pragma_buf_add(&dir, o->out_path, (size_t)(slash - o->out_path));
+				if (pragma_mkdir_p(dir.data, 0755, err) < 0) {
+					pragma_buf_release(&dir);
+					pragma_buf_release(&path);
+					goto out;
+				}
+			}
 		} else {
 			pragma_buf_addf(&dir, "%s/reference", kb ? pragma_knowledge_dir(kb) : ".");
 			if (pragma_mkdir_p(dir.data, 0755, err) < 0) {

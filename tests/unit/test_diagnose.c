@@ -1,0 +1,363 @@
+/*
+ * The bottleneck rules and the comparison helper, on profiles built the way
+ * the collectors fill them: each rule fires on its evidence and stays quiet
+ * on the look-alikes an expert would dismiss (compulsory misses of a
+ * streaming kernel, mispredicted loop exits, a memset per row tile).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "pragma/diagnose.h"
+
+static struct pragma_machine machine(void)
+{
+	struct pragma_machine m;
+
+	memset(&m, 0, sizeof(m));
+	m.measured = 1;
+	m.peak_gflops = 230;
+	m.peak_gbs = 25.2;
+	m.has_avx2 = m.has_fma = m.has_avx512f = 1;
+	return m;
+}
+
+static const struct pragma_finding *find(const struct pragma_diagnosis *d, const char *name)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (!strcmp(d->f[i].bottleneck, name))
+			return &d->f[i];
+	return NULL;
+}
+
+static void has(const struct pragma_finding *f, const char *text)
+{
+	if (!f)
+		fail_msg("finding missing (wanted evidence '%s')", text);
+	if (!strstr(f->evidence, text))
+		fail_msg("evidence lacks '%s': %s", text, f->evidence);
+}
+
+static void base(struct pragma_profile *p, double flops, double bytes, int threads)
+{
+	pragma_profile_init(p);
+	p->flops = flops;
+	p->bytes = bytes;
+	p->threads = threads;
+	p->cores = 2;
+	snprintf(p->source_name, sizeof(p->source_name), "kernel.c");
+}
+
+static void roof(struct pragma_profile *p, const struct pragma_machine *m, double ms)
+{
+	pragma_roofline(p->flops, p->bytes, ms, m, p);
+}
+
+static void memory_bound(void **state)
+{
+	struct pragma_machine m = machine();
+	struct pragma_profile p;
+	struct pragma_diagnosis d;
+
+	(void)state;
+	/* a streaming kernel: 0.25 FLOP/B, 21.7 GB/s of a 25.2 GB/s peak */
+	base(&p, 0.25 * 217e6, 217e6, 2);
+	roof(&p, &m, 10);
+	pragma_profile_set(&p, "sim.ll_miss_rate", 38, "sim");
+	pragma_profile_set(&p, "sim.ll_misses", 3.39e6, "sim");
+	pragma_profile_set(&p, "static.nt_stores", 0, "static");
+	pragma_diagnose(&p, &m, &d);
+	has(find(&d, "memory-bound"), "21.7 GB/s = 86% of the measured bandwidth peak");
+	has(find(&d, "memory-bound"), "LL miss rate 38% (3.39M misses per call)");
+	has(find(&d, "memory-bound"), "simulated on 1 of 2 threads");
+	has(find(&d, "memory-bound"), "no streaming stores");
+	assert_true(find(&d, "memory-bound")->confidence > 0.85);
+	has(find(&d, "near-roof"), "86%");
+	assert_null(find(&d, "far-from-roof"));
+	assert_string_equal(d.f[0].bottleneck, "memory-bound"); /* most confident first */
+	pragma_diagnosis_release(&d);
+	pragma_profile_release(&p);
+
+	/* the same kernel at a third of the bandwidth: headroom, not memory-bound */
+	base(&p, 0.25 * 217e6, 217e6, 2);
+	roof(&p, &m, 30);
+	pragma_diagnose(&p, &m, &d);
+	assert_null(find(&d, "memory-bound"));
+	has(find(&d, "far-from-roof"), "29% of the bandwidth peak");
+	pragma_diagnosis_release(&d);
+	pragma_profile_release(&p);
+}
+
+static void under_vectorized(void **state)
+{
+	struct pragma_machine m = machine();
+	struct pragma_profile p;
+	struct pragma_diagnosis d;
+
+	(void)state;
+	base(&p, 2.0 * 256 * 256 * 256, 3.0 * 256 * 256 * 4, 1);
+	roof(&p, &m, 15);
+	pragma_profile_set(&p, "sim.fp_ops", 2e6, "sim");
+	pragma_profile_set(&p, "sim.fp_packed_pct", 4, "sim");
+	pragma_profile_set(&p, "sim.insn_per_flop", 2.8, "sim");
+	pragma_profile_remark(&p, PRAGMA_REMARK_NOT_VECTORIZED, 31,
+			      "possible aliasing (mark pointers restrict); compiler: can't determine dependence", NULL);
+	pragma_diagnose(&p, &m, &d);
+	has(find(&d, "under-vectorized"), "4% of the FP instructions executed are packed");
+	has(find(&d, "under-vectorized"), "loop at kernel.c:31 not vectorized: possible aliasing");
+	has(find(&d, "far-from-roof"), "of the measured FP32 peak");
+	has(find(&d, "far-from-roof"), "2.80 instructions per FLOP");
+	pragma_diagnosis_release(&d);
+	pragma_profile_release(&p);
+
+	/* static evidence only: a mostly vector binary with scalar remainders
+	 * (22% packed in the code) is not called under-vectorized ... */
+	base(&p, 1e9, 1e7, 1);
+	pragma_profile_set(&p, "static.fp_ops", 27, "static");
+	pragma_profile_set(&p, "static.fp_packed_pct", 22, "static");
+	pragma_diagnose(&p, &m, &d);
+	assert_null(find(&d, "under-vectorized"));
+	pragma_diagnosis_release(&d);
+	/* ... an all-scalar one is */
+	pragma_profile_set(&p, "static.fp_packed_pct", 0, "static");
+	pragma_diagnose(&p, &m, &d);
+	has(find(&d, "under-vectorized"), "0% of the FP instructions in the code are packed");
+	pragma_diagnosis_release(&d);
+	pragma_profile_release(&p);
+}
+
+static void vector_details(void **state)
+{
+	struct pragma_machine m = machine();
+	struct pragma_profile p;
+	struct pragma_diagnosis d;
+
+	(void)state;
+	base(&p, 1e9, 1e7, 1);
+	pragma_profile_set(&p, "sim.fp_ops", 1e6, "sim");
+	pragma_profile_set(&p, "sim.fp_packed_pct", 98, "sim");
+	pragma_profile_set(&p, "sim.vector_bits", 128, "sim");
+	pragma_profile_set(&p, "static.fma", 0, "static");
+	pragma_profile_set(&p, "static.fp_mul", 4, "static");
+	pragma_profile_set(&p, "static.fp_add", 4, "static");
+	pragma_profile_set(&p, "static.stack_spills", 6, "static");
+	pragma_profile_remark(&p, PRAGMA_REMARK_CALL, 12, "expf (inside an innermost loop)", NULL);
+	pragma_profile_remark(&p, PRAGMA_REMARK_CALL, 30, "memset (inside a loop)", NULL);
+	pragma_profile_remark(&p, PRAGMA_REMARK_NOT_VECTORIZED, 8,
+			      "FP reduction in order (several accumulators, or #pragma omp simd reduction); compiler: "
+			      "cannot prove it is safe to reorder floating-point operations",
+			      NULL);
+	pragma_diagnose(&p, &m, &d);
+	assert_null(find(&d, "under-vectorized"));
+	has(find(&d, "narrow-vectors"), "128-bit");
+	has(find(&d, "no-fma"), "4 multiplies and 4 adds");
+	has(find(&d, "register-spills"), "6 vector-register moves");
+	has(find(&d, "register-spills"), "32 vector registers");
+	has(find(&d, "calls-in-loop"), "expf inside an innermost loop at kernel.c:12");
+	assert_null(strstr(find(&d, "calls-in-loop")->evidence, "memset"));
+	has(find(&d, "latency-bound-reduction"), "kernel.c:8");
+	pragma_diagnosis_release(&d);
+	/* without a machine, ISA-dependent rules stay quiet */
+	pragma_diagnose(&p, NULL, &d);
+	assert_null(find(&d, "narrow-vectors"));
+	assert_null(find(&d, "no-fma"));
+	pragma_diagnosis_release(&d);
+	pragma_profile_release(&p);
+}
+
+static void parallelism(void **state)
+{
+	struct pragma_profile p;
+	struct pragma_diagnosis d;
+
+	(void)state;
+	base(&p, 1e9, 1e7, 2);
+	pragma_profile_set(&p, "par.threads", 2, "par");
+	pragma_profile_set(&p, "par.busy_cores", 1.01, "par");
+	pragma_profile_set(&p, "par.utilization", 50.5, "par");
+	pragma_diagnose(&p, NULL, &d);
+	has(find(&d, "low-parallelism"), "one core busy of two");
+	assert_true(find(&d, "low-parallelism")->confidence >= 0.8);
+	pragma_diagnosis_release(&d);
+	pragma_profile_set(&p, "par.busy_cores", 1.9, "par");
+	pragma_profile_set(&p, "par.utilization", 95, "par");
+	pragma_diagnose(&p, NULL, &d);
+	assert_null(find(&d, "low-parallelism"));
+	pragma_diagnosis_release(&d);
+	/* one thread given: nothing to say */
+	pragma_profile_set(&p, "par.threads", 1, "par");
+	pragma_profile_set(&p, "par.busy_cores", 1, "par");
+	pragma_profile_set(&p, "par.utilization", 100, "par");
+	pragma_diagnose(&p, NULL, &d);
+	assert_null(find(&d, "low-parallelism"));
+	pragma_diagnosis_release(&d);
+	pragma_profile_release(&p);
+}
+
+static void cache_reuse(void **state)
+{
+	struct pragma_profile p;
+	struct pragma_diagnosis d;
+
+	(void)state;
+	/* naive matmul N=256: 16.9M D1 misses for 12288 lines of data */
+	base(&p, 2.0 * 256 * 256 * 256, 786432, 1);
+	pragma_profile_set(&p, "sim.instructions", 93.3e6, "sim");
+	pragma_profile_set(&p, "sim.data_refs", 25.2e6, "sim");
+	pragma_profile_set(&p, "sim.d1_misses", 16.9e6, "sim");
+	pragma_profile_set(&p, "sim.d1_miss_rate", 67, "sim");
+	pragma_diagnose(&p, NULL, &d);
+	has(find(&d, "cache-thrashing"), "D1 miss rate 67% (16.90M misses of 25.20M data references per call)");
+	has(find(&d, "cache-thrashing"), "misses D1 1375 times");
+	pragma_diagnosis_release(&d);
+	pragma_profile_release(&p);
+
+	/* a streaming kernel: one compulsory miss per line is all there is */
+	base(&p, 0.125 * 2097152, 2097152, 1);
+	pragma_profile_set(&p, "sim.instructions", 131e3, "sim");
+	pragma_profile_set(&p, "sim.data_refs", 65.5e3, "sim");
+	pragma_profile_set(&p, "sim.d1_misses", 32768, "sim");
+	pragma_profile_set(&p, "sim.d1_miss_rate", 50, "sim");
+	pragma_profile_set(&p, "sim.traffic_ratio", 1.0, "sim");
+	pragma_diagnose(&p, NULL, &d);
+	assert_null(find(&d, "cache-thrashing"));
+	pragma_diagnosis_release(&d);
+	/* re-fetching from memory is poor reuse whatever D1 says */
+	pragma_profile_set(&p, "sim.traffic_ratio", 6.5, "sim");
+	pragma_diagnose(&p, NULL, &d);
+	has(find(&d, "cache-thrashing"), "memory traffic 6.5x the minimal bytes");
+	pragma_diagnosis_release(&d);
+	pragma_profile_release(&p);
+}
+
+static void speculation_and_topdown(void **state)
+{
+	struct pragma_profile p;
+	struct pragma_diagnosis d;
+
+	(void)state;
+	/* mispredicted loop exits: a high rate of very few branches */
+	base(&p, 1e6, 1e6, 1);
+	pragma_profile_set(&p, "sim.instructions", 131e3, "sim");
+	pragma_profile_set(&p, "sim.branch_mispredicts", 12, "sim");
+	pragma_profile_set(&p, "sim.branch_mispredict_rate", 8, "sim");
+	pragma_diagnose(&p, NULL, &d);
+	assert_null(find(&d, "bad-speculation"));
+	pragma_diagnosis_release(&d);
+	/* data-dependent branches: thousands per call */
+	pragma_profile_set(&p, "sim.branch_mispredicts", 5000, "sim");
+	pragma_profile_set(&p, "sim.branch_mispredict_rate", 25, "sim");
+	pragma_diagnose(&p, NULL, &d);
+	has(find(&d, "bad-speculation"), "5000 per call");
+	pragma_diagnosis_release(&d);
+	pragma_profile_release(&p);
+
+	/* counted top-down, as on a machine with a PMU */
+	base(&p, 1e9, 1e9, 1);
+	pragma_profile_set(&p, "topdown.retiring", 20, "perf");
+	pragma_profile_set(&p, "topdown.bad_speculation", 4, "perf");
+	pragma_profile_set(&p, "topdown.frontend_bound", 30, "perf");
+	pragma_profile_set(&p, "topdown.backend_bound", 61.8, "perf");
+	pragma_profile_set(&p, "cpu.ipc", 0.52, "perf");
+	pragma_diagnose(&p, NULL, &d);
+	has(find(&d, "backend-bound"), "62% of issue slots stalled");
+	has(find(&d, "backend-bound"), "IPC 0.52");
+	has(find(&d, "frontend-bound"), "30%");
+	assert_null(find(&d, "bad-speculation"));
+	pragma_diagnosis_release(&d);
+	pragma_profile_release(&p);
+}
+
+static void names_are_playbooks(void **state)
+{
+	size_t n;
+	const char *const *names = pragma_bottleneck_names(&n);
+
+	(void)state;
+	assert_true(n >= 10);
+	for (size_t i = 0; i < n; i++)
+		assert_true(strlen(names[i]) < sizeof(((struct pragma_finding *)0)->bottleneck));
+}
+
+static void compare(void **state)
+{
+	struct pragma_profile best, cur;
+	struct pragma_buf out = PRAGMA_BUF_INIT;
+	struct pragma_change *c;
+	size_t n;
+
+	(void)state;
+	/* the paper's Listing 1, round 1 */
+	base(&best, 1e9, 1e7, 2);
+	base(&cur, 1e9, 1e7, 2);
+	pragma_profile_set(&best, "time.speedup", 2.93, "timing");
+	pragma_profile_set(&cur, "time.speedup", 2.54, "timing");
+	pragma_profile_set(&best, "cpu.ipc", 1.37, "perf");
+	pragma_profile_set(&cur, "cpu.ipc", 1.49, "perf");
+	pragma_profile_set(&best, "topdown.frontend_bound", 5.10, "perf");
+	pragma_profile_set(&cur, "topdown.frontend_bound", 7.68, "perf");
+	pragma_profile_set(&best, "topdown.backend_bound", 61.76, "perf");
+	pragma_profile_set(&cur, "topdown.backend_bound", 57.24, "perf");
+	/* within noise: not reported */
+	pragma_profile_set(&best, "sim.instructions", 945e3, "sim");
+	pragma_profile_set(&cur, "sim.instructions", 946e3, "sim");
+	pragma_profile_compare_text(&best, &cur, &out);
+	assert_non_null(strstr(out.data, "speedup dropped from 2.93x to 2.54x (worse)"));
+	assert_non_null(strstr(out.data, "IPC higher (1.37 ratio -> 1.49 ratio)"));
+	assert_non_null(strstr(out.data, "backend bound lower (61.8% -> 57.2%) (better)"));
+	assert_non_null(strstr(out.data, "frontend bound higher (5.1% -> 7.7%) (worse)"));
+	assert_null(strstr(out.data, "instructions (sim)"));
+	/* the speedup leads */
+	assert_int_equal(strncmp(out.data, "speedup dropped", 15), 0);
+	pragma_buf_release(&out);
+
+	/* round 2: fewer instructions, lower IPC, faster */
+	pragma_profile_set(&best, "sim.instructions", 945e3, "sim");
+	pragma_profile_set(&cur, "sim.instructions", 136e3, "sim");
+	pragma_profile_set(&cur, "time.speedup", 4.71, "timing");
+	pragma_profile_compare(&best, &cur, &c, &n);
+	assert_true(n >= 3);
+	assert_string_equal(c[0].name, "time.speedup");
+	assert_int_equal(c[0].assessment, 1);
+	int found = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(c[i].name, "sim.instructions"))
+			found = c[i].direction == -1 && c[i].assessment == 1;
+	assert_true(found);
+	free(c);
+	/* the simulated figures of a two-thread kernel come with a caveat */
+	pragma_profile_compare_text(&best, &cur, &out);
+	assert_non_null(strstr(out.data, "simulate 1 of 2 threads"));
+	pragma_buf_release(&out);
+	pragma_profile_release(&best);
+	pragma_profile_release(&cur);
+
+	/* times without a speedup: the change and the noise caveat */
+	base(&best, 1e9, 1e7, 1);
+	base(&cur, 1e9, 1e7, 1);
+	pragma_profile_set(&best, "time.median_ms", 1.20, "timing");
+	pragma_profile_set(&cur, "time.median_ms", 1.50, "timing");
+	pragma_profile_compare_text(&best, &cur, &out);
+	assert_non_null(strstr(out.data, "median time rose from 1.200 ms to 1.500 ms (+25%) (worse)"));
+	assert_non_null(strstr(out.data, "interleaved run"));
+	json_t *j = pragma_profile_compare_json(&best, &cur);
+	assert_int_equal(json_array_size(j), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(j, 0), "assessment")), "worse");
+	json_decref(j);
+	pragma_buf_release(&out);
+	pragma_profile_release(&best);
+	pragma_profile_release(&cur);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(memory_bound),	 cmocka_unit_test(under_vectorized),
+		cmocka_unit_test(vector_details), cmocka_unit_test(parallelism),
+		cmocka_unit_test(cache_reuse),	 cmocka_unit_test(speculation_and_topdown),
+		cmocka_unit_test(names_are_playbooks), cmocka_unit_test(compare),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
