@@ -6,8 +6,8 @@
 #include "pragma/kernel.h"
 
 #define BI 32
-#define BJ 256
-#define BK 64
+#define BJ 128
+#define BK 32
 
 static void tile(const float *restrict A, const float *restrict B, float *restrict C, int64_t N, int64_t i0,
 		 int64_t j0, int64_t k0)
