@@ -207,7 +207,7 @@ static void vector_rules(const struct pragma_profile *p, const struct pragma_mac
 		 * innermost loop it is paid per element. */
 		if (p->remarks[i].kind == PRAGMA_REMARK_CALL && strstr(p->remarks[i].text, "innermost loop")) {
 			char name[96];
-			snprintf(name, sizeof(name), "%s", p->remarks[i].text);
+			snprintf(name, sizeof(name), "%.95s", p->remarks[i].text);
 			char *cut = strstr(name, " (inside");
 			if (cut)
 				*cut = 0;

@@ -131,7 +131,8 @@ static int load_dir(struct pragma_knowledge *kb, const char *dir, enum pragma_ke
 		n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_str);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		if (!ret && load_file(kb, names[i], kind, key, err) < 0)
 			ret = -1;

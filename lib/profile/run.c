@@ -502,7 +502,8 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 			  .reps = o->reps > 0 ? o->reps : 10, .cold = !o->warm, .sandbox = 1, .threads = p->threads,
 			  .perf = perf_req, .timeout_ms = 600000 };
 	if (run_harness(o, &h, &res, err) < 0) {
-		pragma_err_prefix(err, "the kernel failed in the harness");
+		if (err->kind == PRAGMA_E_NEGATIVE)
+			pragma_err_prefix(err, "the kernel failed in the harness");
 		goto out;
 	}
 	if (o->check_outputs && check_outputs(o, work.data, err) < 0)
