@@ -1,0 +1,271 @@
+/*
+ * Building CUDA candidates: one .cu file into a shared object the CUDA
+ * harness dlopens. -cudart shared makes the object import the CUDA runtime
+ * from libcudart.so instead of carrying a static copy (whose imports —
+ * dlopen, fopen, sockets — would hide what the kernel itself uses), so the
+ * harness and the kernel share one runtime and one context. -Xptxas -v
+ * puts the resource report (registers, shared memory, spills) in the log.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda/cuda_int.h"
+#include "pragma/cuda.h"
+#include "pragma/fs.h"
+#include "pragma/hash.h"
+#include "pragma/proc.h"
+#include "pragma/run.h"
+
+const char *pragma_cuda_default_arch(void)
+{
+	static char arch[32];
+	const char *env = getenv("PRAGMA_CUDA_ARCH");
+	struct pragma_gpu_probe p;
+
+	if (env && *env) {
+		snprintf(arch, sizeof(arch), "%s%s", strncmp(env, "sm_", 3) ? "sm_" : "", env);
+		return arch;
+	}
+	pragma_gpu_probe(&p);
+	if (p.n_devices > 0)
+		snprintf(arch, sizeof(arch), "sm_%d%d", p.dev[0].cc_major, p.dev[0].cc_minor);
+	else
+		snprintf(arch, sizeof(arch), "sm_80");
+	return arch;
+}
+
+static int has_arch_flag(const char *const *flags)
+{
+	for (int i = 0; flags && flags[i]; i++)
+		if (!strncmp(flags[i], "-arch=", 6) || !strncmp(flags[i], "--gpu-architecture=", 19))
+			return 1;
+	return 0;
+}
+
+/* Copy the source into a private directory (the jail's only writable
+ * place) as kernel.cu. */
+static int jail_prepare(const char *src, struct pragma_buf *dir, struct pragma_buf *jsrc, struct pragma_buf *jout,
+			struct pragma_err *err)
+{
+	struct pragma_buf parent = PRAGMA_BUF_INIT, text = PRAGMA_BUF_INIT;
+	int ret = -1;
+
+	if (pragma_cache_dir(&parent, err) < 0)
+		goto out;
+	pragma_buf_adds(&parent, "/build");
+	if (pragma_mkdir_p(parent.data, 0755, err) < 0 || pragma_mkdtemp(parent.data, ".nvcc-", dir, err) < 0)
+		goto out;
+	pragma_buf_addf(jsrc, "%s/kernel.cu", dir->data);
+	pragma_buf_addf(jout, "%s/kernel.so", dir->data);
+	if (pragma_read_file(src, &text, 16 << 20, err) < 0 ||
+	    pragma_write_file_atomic(jsrc->data, text.data, text.len, err) < 0)
+		goto out;
+	ret = 0;
+out:
+	pragma_buf_release(&parent);
+	pragma_buf_release(&text);
+	return ret;
+}
+
+/* The first line of nvcc's output that says "error", with the jail's path
+ * replaced by kernel.cu. */
+static void first_error(const char *log, const char *jail_src, char *line, size_t len)
+{
+	const char *first = strstr(log, "error");
+
+	line[0] = '\0';
+	if (!first)
+		first = strstr(log, "fatal");
+	if (!first)
+		return;
+	const char *bol = first;
+	while (bol > log && bol[-1] != '\n')
+		bol--;
+	size_t k = strcspn(bol, "\n");
+	snprintf(line, len, "%.*s", (int)(k < len - 1 ? k : len - 1), bol);
+	if (jail_src && *jail_src) {
+		size_t jl = strlen(jail_src);
+		char *at = strstr(line, jail_src);
+		if (at) {
+			memmove(at + 9, at + jl, strlen(at + jl) + 1);
+			memcpy(at, "kernel.cu", 9);
+		}
+	}
+}
+
+int pragma_cuda_build_so(const char *src, const char *out_so, const struct pragma_cuda_build_opts *o,
+			 struct pragma_buf *log, struct pragma_err *err)
+{
+	struct pragma_cuda_toolkit tk;
+	struct pragma_buf root = PRAGMA_BUF_INIT, inc = PRAGMA_BUF_INIT, inc2 = PRAGMA_BUF_INIT;
+	struct pragma_buf arch = PRAGMA_BUF_INIT, harness = PRAGMA_BUF_INIT, tmpenv = PRAGMA_BUF_INIT;
+	struct pragma_buf jdir = PRAGMA_BUF_INIT, jsrc = PRAGMA_BUF_INIT, jout = PRAGMA_BUF_INIT;
+	struct pragma_child c = PRAGMA_CHILD_INIT;
+	struct pragma_rlimits lim = { 0 };
+	const char *argv[128];
+	const char *env[4] = { NULL };
+	const char *in = src, *out = out_so;
+	int n = 0, ret = -1;
+	char st[64], line[400];
+
+	if (pragma_cuda_toolkit_find(&tk, err) < 0)
+		return -1;
+	if (pragma_data_path("include", &root, err) < 0)
+		goto out;
+	if (o && o->confine) {
+		if (pragma_harness_path(&harness, err) < 0 || jail_prepare(src, &jdir, &jsrc, &jout, err) < 0)
+			goto out;
+		in = jsrc.data;
+		out = jout.data;
+		pragma_buf_addf(&tmpenv, "TMPDIR=%s", jdir.data);
+		argv[n++] = harness.data;
+		argv[n++] = "confine";
+		argv[n++] = "--rw";
+		argv[n++] = jdir.data;
+		argv[n++] = "--ro";
+		argv[n++] = root.data;
+		argv[n++] = "--ro";
+		argv[n++] = tk.root;
+		argv[n++] = "--";
+		env[0] = tmpenv.data;
+		env[1] = "LANG=C";
+		/* cicc on a large kernel takes a few GiB; a macro or template
+		 * bomb is stopped here. */
+		lim.address_space = (uint64_t)8 << 30;
+		lim.file_size = (uint64_t)512 << 20;
+		lim.cpu_seconds = (uint64_t)((o->timeout_ms ? o->timeout_ms : 300000) / 1000 + 5);
+		lim.no_core = 1;
+		c.limits = &lim;
+		c.env = env;
+	}
+	pragma_buf_addf(&inc, "-I%s", root.data);
+	pragma_buf_addf(&inc2, "-I%s/pragma", root.data);
+	argv[n++] = tk.nvcc;
+	argv[n++] = "-O3";
+	if (!has_arch_flag(o ? o->flags : NULL)) {
+		pragma_buf_addf(&arch, "-arch=%s", o && o->arch ? o->arch : pragma_cuda_default_arch());
+		argv[n++] = arch.data;
+	}
+	argv[n++] = "-shared";
+	argv[n++] = "-Xcompiler=-fPIC,-fno-gnu-unique";
+	argv[n++] = "-cudart=shared";
+	argv[n++] = "-Xptxas=-v";
+	argv[n++] = "-lineinfo";
+	argv[n++] = inc.data;
+	argv[n++] = inc2.data;
+	for (int i = 0; o && o->flags && o->flags[i] && n < 112; i++)
+		argv[n++] = o->flags[i];
+	argv[n++] = in;
+	argv[n++] = "-o";
+	argv[n++] = out;
+	argv[n] = NULL;
+	c.argv = argv;
+	c.timeout_ms = o && o->timeout_ms ? o->timeout_ms : 300000;
+	c.out_cap = c.err_cap = 256 << 10;
+	if (pragma_child_run(&c, err) < 0) {
+		pragma_err_hint(err, "install the CUDA toolkit or set PRAGMA_NVCC");
+		goto out;
+	}
+	if (log) {
+		pragma_buf_add(log, c.out.data, c.out.len);
+		pragma_buf_add(log, c.err.data, c.err.len);
+		if (c.err_truncated)
+			pragma_buf_adds(log, "\n[nvcc output truncated]\n");
+	}
+	if (!c.exited || c.exit_code) {
+		struct pragma_buf all = PRAGMA_BUF_INIT;
+		pragma_buf_add(&all, c.err.data, c.err.len);
+		pragma_buf_add(&all, c.out.data, c.out.len);
+		first_error(all.data, jsrc.data, line, sizeof(line));
+		pragma_buf_release(&all);
+		pragma_err_set(err, PRAGMA_E_NEGATIVE, "nvcc failed (%s)%s%s",
+			       c.timed_out ? "timed out" : pragma_child_status_str(&c, st, sizeof(st)), *line ? ": " : "",
+			       line);
+		goto out;
+	}
+	if (jout.len && rename(jout.data, out_so) < 0) {
+		pragma_err_set(err, PRAGMA_E_INTERNAL, "cannot move %s to %s: %s", jout.data, out_so, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (jdir.len)
+		pragma_rm_rf(jdir.data, NULL);
+	pragma_child_release(&c);
+	pragma_buf_release(&root);
+	pragma_buf_release(&inc);
+	pragma_buf_release(&inc2);
+	pragma_buf_release(&arch);
+	pragma_buf_release(&harness);
+	pragma_buf_release(&tmpenv);
+	pragma_buf_release(&jdir);
+	pragma_buf_release(&jsrc);
+	pragma_buf_release(&jout);
+	return ret;
+}
+
+int pragma_cuda_build_cached(const char *src, const struct pragma_cuda_build_opts *o, struct pragma_buf *so_path,
+			     struct pragma_buf *log, struct pragma_err *err)
+{
+	struct pragma_buf text = PRAGMA_BUF_INIT, dir = PRAGMA_BUF_INIT, tmp = PRAGMA_BUF_INIT;
+	struct pragma_buf logpath = PRAGMA_BUF_INIT, mylog = PRAGMA_BUF_INIT;
+	struct pragma_cuda_toolkit tk;
+	struct pragma_sha256 h;
+	const char *arch = o && o->arch ? o->arch : pragma_cuda_default_arch();
+	char hex[65];
+	int ret = -1;
+
+	if (pragma_cuda_toolkit_find(&tk, err) < 0)
+		return -1;
+	if (pragma_read_file(src, &text, 16 << 20, err) < 0)
+		return -1;
+	pragma_sha256_init(&h);
+	pragma_sha256_field(&h, "cuda", 4);
+	pragma_sha256_field(&h, text.data, text.len);
+	pragma_sha256_field(&h, tk.nvcc, strlen(tk.nvcc));
+	pragma_sha256_field(&h, tk.version, strlen(tk.version));
+	pragma_sha256_field(&h, arch, strlen(arch));
+	for (int i = 0; o && o->flags && o->flags[i]; i++)
+		pragma_sha256_field(&h, o->flags[i], strlen(o->flags[i]));
+	pragma_sha256_hex(&h, hex);
+	if (pragma_cache_dir(&dir, err) < 0)
+		goto out;
+	pragma_buf_adds(&dir, "/build");
+	if (pragma_mkdir_p(dir.data, 0755, err) < 0)
+		goto out;
+	pragma_buf_reset(so_path);
+	pragma_buf_addf(so_path, "%s/cuda-%s.so", dir.data, hex);
+	pragma_buf_addf(&logpath, "%s/cuda-%s.log", dir.data, hex);
+	if (pragma_path_exists(so_path->data)) {
+		if (log)
+			pragma_read_file(logpath.data, log, 1 << 20, NULL);
+		ret = 0;
+		goto out;
+	}
+	pragma_buf_addf(&tmp, "%s/.tmp-cuda-%s-%d.so", dir.data, hex, (int)getpid());
+	if (pragma_cuda_build_so(src, tmp.data, o, &mylog, err) < 0) {
+		if (log)
+			pragma_buf_add(log, mylog.data, mylog.len);
+		goto out;
+	}
+	pragma_write_file_atomic(logpath.data, mylog.data, mylog.len, NULL);
+	if (log)
+		pragma_buf_add(log, mylog.data, mylog.len);
+	if (rename(tmp.data, so_path->data) < 0) {
+		pragma_err_set(err, PRAGMA_E_INTERNAL, "cannot store %s: %s", so_path->data, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (tmp.len)
+		unlink(tmp.data);
+	pragma_buf_release(&text);
+	pragma_buf_release(&dir);
+	pragma_buf_release(&tmp);
+	pragma_buf_release(&logpath);
+	pragma_buf_release(&mylog);
+	return ret;
+}

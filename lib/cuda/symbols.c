@@ -1,0 +1,215 @@
+/*
+ * What a CUDA candidate may import (DESIGN 3.4, CUDA side). The object is
+ * built with -cudart shared, so its imports are honest: the C basics
+ * lib/build allows, the C++ runtime pieces nvcc's host stubs use, and the
+ * CUDA runtime calls a kernel needs to launch work and manage scratch
+ * memory. Other CUDA libraries (cuBLAS, cuDNN, cuFFT, ...) are the GPU's
+ * BLAS: refused like BLAS on the CPU. So are calls that would break the
+ * harness or the measurement: resetting the device, the profiler API,
+ * inter-process handles, peer access, host memory registration.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda/cuda_int.h"
+#include "pragma/cuda.h"
+
+static int starts(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
+
+/* The runtime API a kernel may call. */
+static const char *const cuda_exact[] = {
+	/* launching (nvcc's stubs and explicit launches) */
+	"cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaLaunchKernelExC", "cudaLaunchKernelExC_ptsz",
+	"cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel_ptsz", "cudaConfigureCall", "cudaSetupArgument",
+	"cudaLaunch", "cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaFuncSetCacheConfig",
+	"cudaFuncSetSharedMemConfig", "cudaGetFuncBySymbol", "cudaGetKernel",
+	/* errors */
+	"cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName",
+	/* device facts */
+	"cudaGetDevice", "cudaGetDeviceCount", "cudaGetDeviceProperties", "cudaGetDeviceProperties_v2",
+	"cudaDeviceGetAttribute", "cudaDeviceGetLimit", "cudaDeviceGetCacheConfig", "cudaRuntimeGetVersion",
+	"cudaDriverGetVersion", "cudaDeviceSetCacheConfig", "cudaDeviceGetStreamPriorityRange",
+	/* scratch memory on the device */
+	"cudaMalloc", "cudaFree", "cudaMallocAsync", "cudaMallocAsync_ptsz", "cudaFreeAsync", "cudaFreeAsync_ptsz",
+	"cudaMallocPitch", "cudaMalloc3D", "cudaMemGetInfo",
+	/* copies and fills (device data; symbols for constant memory) */
+	"cudaMemcpy", "cudaMemcpy_ptds", "cudaMemcpyAsync", "cudaMemcpyAsync_ptsz", "cudaMemcpy2D",
+	"cudaMemcpy2D_ptds", "cudaMemcpy2DAsync", "cudaMemcpy2DAsync_ptsz", "cudaMemset", "cudaMemset_ptds",
+	"cudaMemsetAsync", "cudaMemsetAsync_ptsz", "cudaMemset2D", "cudaMemset2DAsync", "cudaMemcpyToSymbol",
+	"cudaMemcpyToSymbol_ptds", "cudaMemcpyToSymbolAsync", "cudaMemcpyToSymbolAsync_ptsz", "cudaMemcpyFromSymbol",
+	"cudaMemcpyFromSymbol_ptds", "cudaMemcpyFromSymbolAsync", "cudaMemcpyFromSymbolAsync_ptsz",
+	"cudaGetSymbolAddress", "cudaGetSymbolSize",
+	/* streams, events, graphs: all work must finish before pk_forward
+	 * returns; the harness synchronizes the whole device to make sure */
+	"cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority", "cudaStreamDestroy",
+	"cudaStreamSynchronize", "cudaStreamSynchronize_ptsz", "cudaStreamWaitEvent", "cudaStreamWaitEvent_ptsz",
+	"cudaStreamQuery", "cudaStreamQuery_ptsz", "cudaStreamBeginCapture", "cudaStreamBeginCapture_ptsz",
+	"cudaStreamEndCapture", "cudaStreamEndCapture_ptsz", "cudaEventCreate", "cudaEventCreateWithFlags",
+	"cudaEventDestroy", "cudaEventRecord", "cudaEventRecord_ptsz", "cudaEventRecordWithFlags",
+	"cudaEventSynchronize", "cudaEventQuery", "cudaEventElapsedTime", "cudaDeviceSynchronize",
+	"cudaGraphCreate", "cudaGraphInstantiate", "cudaGraphInstantiateWithFlags", "cudaGraphLaunch",
+	"cudaGraphLaunch_ptsz", "cudaGraphExecDestroy", "cudaGraphDestroy",
+	/* occupancy */
+	"cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+	"cudaOccupancyMaxPotentialBlockSize", "cudaOccupancyAvailableDynamicSMemPerBlock",
+	"cudaOccupancyMaxPotentialClusterSize", "cudaOccupancyMaxActiveClusters",
+	NULL,
+};
+
+/* Named refusals, so the Conductor knows what to change. */
+static const struct {
+	const char *prefix, *why;
+} cuda_refused[] = {
+	{ "cublas", "cuBLAS (vendor BLAS; write the kernel)" },
+	{ "cublasLt", "cuBLASLt (vendor BLAS; write the kernel)" },
+	{ "cudnn", "cuDNN (vendor library; write the kernel)" },
+	{ "cufft", "cuFFT (vendor library; write the kernel)" },
+	{ "curand", "cuRAND (kernels are deterministic)" },
+	{ "cusparse", "cuSPARSE (vendor library; write the kernel)" },
+	{ "cusolver", "cuSOLVER (vendor library; write the kernel)" },
+	{ "cutensor", "cuTENSOR (vendor library; write the kernel)" },
+	{ "nccl", "NCCL (communication library)" },
+	{ "nvrtc", "NVRTC (compiling code at run time)" },
+	{ "cuModule", "the driver API's module loading (loading code at run time)" },
+	{ "cuLibrary", "the driver API's library loading (loading code at run time)" },
+	{ "cudaDeviceReset", "resetting the device (it destroys the harness's buffers)" },
+	{ "cudaSetDevice", "choosing another device (the harness chose one)" },
+	{ "cudaProfiler", "the profiler API (pragma decides what is profiled)" },
+	{ "cudaIpc", "inter-process memory handles" },
+	{ "cudaDeviceEnablePeerAccess", "peer access to other GPUs" },
+	{ "cudaHostRegister", "registering host memory" },
+	{ "cudaHostAlloc", "pinned host memory (kernels work on device data)" },
+	{ "cudaMallocHost", "pinned host memory (kernels work on device data)" },
+	{ "cudaMallocManaged", "managed memory (kernels work on device data)" },
+	{ "cudaDeviceSetLimit", "changing device limits" },
+	{ "cudaLaunchHostFunc", "host callbacks (they can run after pk_forward returns)" },
+	{ "cudaStreamAddCallback", "host callbacks (they can run after pk_forward returns)" },
+	{ "cudaSetDeviceFlags", "changing device flags" },
+	{ "cuGetProcAddress", "looking up driver entry points (loading code at run time)" },
+	{ "cudaGetDriverEntryPoint", "looking up driver entry points (loading code at run time)" },
+	{ NULL, NULL },
+};
+
+int pragma_cuda_symbol_allowed(const char *name, const char **why)
+{
+	static const char *const not_listed =
+		"is not on the CUDA allow-list (launches, errors, device attributes, cudaMalloc/Free, copies and "
+		"fills, streams, events, graphs, occupancy)";
+
+	if (why)
+		*why = NULL;
+	/* nvcc's registration and launch stubs */
+	if (starts(name, "__cuda") || starts(name, "__nv_") || starts(name, "__fatbinwrap"))
+		return 1;
+	for (int i = 0; cuda_exact[i]; i++)
+		if (!strcmp(name, cuda_exact[i]))
+			return 1;
+	for (int i = 0; cuda_refused[i].prefix; i++)
+		if (starts(name, cuda_refused[i].prefix)) {
+			if (why)
+				*why = cuda_refused[i].why;
+			return 0;
+		}
+	if (why)
+		*why = not_listed;
+	return 0;
+}
+
+int pragma_cxx_symbol_allowed(const char *name)
+{
+	static const char *const exact[] = {
+		"__gxx_personality_v0", "_Unwind_Resume", "__cxa_guard_acquire", "__cxa_guard_release",
+		"__cxa_guard_abort", "__cxa_atexit", "__cxa_finalize", "__cxa_pure_virtual", "__cxa_deleted_virtual",
+		"__cxa_allocate_exception", "__cxa_free_exception", "__cxa_throw", "__cxa_begin_catch",
+		"__cxa_end_catch", "__cxa_rethrow", "__cxa_call_unexpected", "__cxa_thread_atexit_impl",
+		"__dso_handle", "_ZSt9terminatev",
+		/* operator new/delete in their usual forms */
+		"_Znwm", "_Znam", "_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
+		"_ZnwmSt11align_val_t", "_ZdlPvSt11align_val_t", "_ZdlPvmSt11align_val_t", "_ZnamSt11align_val_t",
+		"_ZdaPvSt11align_val_t", "_ZdaPvmSt11align_val_t",
+		NULL,
+	};
+
+	for (int i = 0; exact[i]; i++)
+		if (!strcmp(name, exact[i]))
+			return 1;
+	/* std::__throw_bad_alloc() and friends; type info of the runtime's
+	 * exception classes. */
+	if (starts(name, "_ZSt") && strstr(name, "__throw_"))
+		return 1;
+	if (starts(name, "_ZTVN10__cxxabiv") || starts(name, "_ZTISt") || starts(name, "_ZTIN10__cxxabiv") ||
+	    starts(name, "_ZTSSt"))
+		return 1;
+	return 0;
+}
+
+int pragma_cuda_library_allowed(const char *soname)
+{
+	if (starts(soname, "libcudart.so") || !strcmp(soname, "libstdc++.so.6") || !strcmp(soname, "libgcc_s.so.1") ||
+	    !strcmp(soname, "libdl.so.2") || !strcmp(soname, "librt.so.1"))
+		return 1;
+	return pragma_library_allowed(soname);
+}
+
+static const char *describe(const char *name)
+{
+	const char *why = NULL;
+
+	if (pragma_cuda_symbol_allowed(name, &why) || why)
+		return why ? why : "";
+	if (pragma_cxx_symbol_allowed(name))
+		return "";
+	if (!pragma_symbol_allowed(name, &why) && why && !strstr(why, "allow-list"))
+		return why;
+	if (starts(name, "_Z"))
+		return "is C++ standard library beyond the runtime basics (iostreams, files, threads?)";
+	if (starts(name, "cu"))
+		return "is not on the CUDA allow-list (launches, errors, device attributes, cudaMalloc/Free, copies, "
+		       "streams, events, graphs, occupancy)";
+	return why ? why : "is not on the allow-list";
+}
+
+int pragma_cuda_symbols_check(const char *so_path, struct pragma_err *err)
+{
+	struct pragma_symbols s = PRAGMA_SYMBOLS_INIT;
+	const char *first = NULL, *first_lib = NULL;
+	int bad = 0, ret = -1;
+
+	if (pragma_symbols_read(so_path, &s, err) < 0)
+		return -1;
+	for (int i = 0; i < s.n_needed; i++)
+		if (!pragma_cuda_library_allowed(s.needed[i])) {
+			first_lib = s.needed[i];
+			break;
+		}
+	if (first_lib) {
+		pragma_err_set(err, PRAGMA_E_NEGATIVE,
+			       "the kernel links %s; CUDA kernels may use the CUDA runtime (libcudart), libc, libm and "
+			       "the C++ runtime only",
+			       first_lib);
+		goto out;
+	}
+	for (int i = 0; i < s.n_imports; i++) {
+		const char *n = s.imports[i];
+		const char *why;
+		if (pragma_cuda_symbol_allowed(n, NULL) || pragma_cxx_symbol_allowed(n) || pragma_symbol_allowed(n, &why))
+			continue;
+		if (!bad++)
+			first = n;
+	}
+	if (bad) {
+		pragma_err_set(err, PRAGMA_E_NEGATIVE, "the kernel imports %s, which %s", first, describe(first));
+		if (bad > 1) {
+			size_t l = strlen(err->msg);
+			snprintf(err->msg + l, sizeof(err->msg) - l, " (and %d more forbidden imports)", bad - 1);
+		}
+		goto out;
+	}
+	ret = 0;
+out:
+	pragma_symbols_release(&s);
+	return ret;
+}
