@@ -152,6 +152,11 @@ int pragma_profile_from_json(json_t *j, struct pragma_profile *p, struct pragma_
  * unavailable collectors and their reasons. */
 void pragma_profile_table(const struct pragma_profile *p, const char *const *extra, size_t n_extra,
 			  struct pragma_buf *out);
+/* One line leading with what DESIGN 4 found helps most: the roofline
+ * fraction, the (executed) instruction mix, spills, streaming stores,
+ * instructions per FLOP, busy cores. Nothing when none is known. The table
+ * starts with it. */
+void pragma_profile_headline(const struct pragma_profile *p, struct pragma_buf *out);
 /* Format one value with its unit ("21.7 GB/s", "38.2%", "1.2M"). */
 const char *pragma_metric_format(double v, const char *unit, char *buf, size_t len);
 

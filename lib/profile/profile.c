@@ -295,12 +295,60 @@ const char *pragma_metric_format(double v, const char *unit, char *buf, size_t l
 	return buf;
 }
 
+void pragma_profile_headline(const struct pragma_profile *p, struct pragma_buf *out)
+{
+	double v, w, x;
+	size_t start = out->len;
+
+	/* DESIGN 4: the roofline fraction and the instruction-level facts first */
+	if (pragma_profile_get(p, "roof.pct_roof", &v)) {
+		int mem = pragma_profile_get(p, "roof.ai", &w) && pragma_profile_get(p, "roof.ridge_ai", &x) ? w < x
+			  : !pragma_profile_get(p, "roof.gflops", NULL);
+		pragma_buf_addf(out, "%.0f%% of the %s roof", v, mem ? "bandwidth" : "compute");
+		if (mem && pragma_profile_get(p, "roof.gbs", &w))
+			pragma_buf_addf(out, " (%.1f GB/s)", w);
+		else if (!mem && pragma_profile_get(p, "roof.gflops", &w))
+			pragma_buf_addf(out, " (%.1f GFLOP/s)", w);
+	}
+	if (pragma_profile_get(p, "sim.fp_packed_pct", &v)) {
+		pragma_buf_addf(out, "%sexecuted FP %.0f%% packed", out->len > start ? "; " : "", v);
+		if (pragma_profile_get(p, "sim.vector_bits", &w) && w > 0)
+			pragma_buf_addf(out, " at %.0f bits", w);
+		if (pragma_profile_get(p, "sim.fma_pct", &w))
+			pragma_buf_addf(out, ", %.0f%% FMA", w);
+	} else if (pragma_profile_get(p, "static.fp_packed_pct", &v)) {
+		pragma_buf_addf(out, "%sFP in the code %.0f%% packed", out->len > start ? "; " : "", v);
+		if (pragma_profile_get(p, "static.vector_bits", &w) && w > 0)
+			pragma_buf_addf(out, ", up to %.0f bits", w);
+		if (pragma_profile_get(p, "static.fma", &w))
+			pragma_buf_addf(out, ", %.0f FMA", w);
+	}
+	if (pragma_profile_get(p, "static.stack_spills", &v) && v > 0)
+		pragma_buf_addf(out, "%s%.0f vector spills in inner loops", out->len > start ? "; " : "", v);
+	if (pragma_profile_get(p, "static.nt_stores", &v))
+		pragma_buf_addf(out, "%s%s streaming stores", out->len > start ? "; " : "", v > 0 ? "with" : "no");
+	if (pragma_profile_get(p, "sim.insn_per_flop", &v))
+		pragma_buf_addf(out, "%s%.2f instructions per FLOP", out->len > start ? "; " : "", v);
+	if (pragma_profile_get(p, "par.busy_cores", &v) && pragma_profile_get(p, "par.threads", &w))
+		pragma_buf_addf(out, "%s%.1f of %.0f cores busy", out->len > start ? "; " : "", v, w);
+	if (out->len > start)
+		pragma_buf_addch(out, '\n');
+}
+
 void pragma_profile_table(const struct pragma_profile *p, const char *const *extra, size_t n_extra,
 			  struct pragma_buf *out)
 {
 	const struct pragma_metric **ord = calloc(p->n + 1, sizeof(*ord));
 	const char *last = "";
 	size_t n;
+
+	{
+		struct pragma_buf h = PRAGMA_BUF_INIT;
+		pragma_profile_headline(p, &h);
+		if (h.len)
+			pragma_buf_addf(out, "summary: %s\n", h.data);
+		pragma_buf_release(&h);
+	}
 
 	ordered(p, ord, &n);
 	for (size_t i = 0; i < n; i++) {

@@ -449,6 +449,23 @@ static void container(void **state)
 	assert_string_equal(pragma_metric_format(2.93, "x", buf, sizeof(buf)), "2.93x");
 	pragma_profile_release(&p);
 	pragma_profile_release(&q);
+
+	/* the headline leads with the roofline and the executed mix */
+	pragma_profile_init(&p);
+	pragma_profile_set(&p, "roof.pct_roof", 86, "roofline");
+	pragma_profile_set(&p, "roof.ai", 0.25, "roofline");
+	pragma_profile_set(&p, "roof.ridge_ai", 4.9, "roofline");
+	pragma_profile_set(&p, "roof.gbs", 21.7, "roofline");
+	pragma_profile_set(&p, "sim.fp_packed_pct", 100, "sim");
+	pragma_profile_set(&p, "sim.vector_bits", 256, "sim");
+	pragma_profile_set(&p, "static.nt_stores", 0, "static");
+	pragma_profile_set(&p, "par.busy_cores", 1.02, "par");
+	pragma_profile_set(&p, "par.threads", 2, "par");
+	pragma_profile_table(&p, NULL, 0, &t);
+	assert_int_equal(strncmp(t.data, "summary: 86% of the bandwidth roof (21.7 GB/s); executed FP 100% packed at 256 bits; "
+				       "no streaming stores; 1.0 of 2 cores busy\n", 112), 0);
+	pragma_buf_release(&t);
+	pragma_profile_release(&p);
 }
 
 int main(void)
