@@ -77,8 +77,12 @@ static const char *where(const struct pragma_profile *p, int line, char *buf, si
 static const char *sim_caveat(const struct pragma_profile *p)
 {
 	static char buf[96];
+	double busy;
 
-	if (p->threads > 1)
+	/* A kernel that keeps one core busy is one thread: the simulation sees it whole. */
+	if (pragma_profile_get(p, "par.busy_cores", &busy) && busy < 1.2)
+		snprintf(buf, sizeof(buf), " (simulated; the kernel runs on one thread)");
+	else if (p->threads > 1)
 		snprintf(buf, sizeof(buf), " (simulated on 1 of %d threads: a rough guide for this kernel)", p->threads);
 	else
 		snprintf(buf, sizeof(buf), " (simulated)");

@@ -420,9 +420,12 @@ static void run_sim(const struct pragma_profile_opts *o, const struct pragma_mac
 			pragma_profile_note(p, "sim: no per-instruction counts for the kernel, so no executed instruction mix");
 		pragma_buf_release(&dis);
 	}
-	pragma_profile_note(p, "sim: threads simulated: 1 of %d; cache and branch rates are one thread's view of a "
+	double busy = 0;
+	pragma_profile_note(p, "sim: threads simulated: 1 of %d%s; cache and branch rates are one thread's view of a "
 			       "cold cache, with absolute counts beside them (a rare mispredicted loop exit is not a "
-			       "branch problem)", p->threads > 0 ? p->threads : 1);
+			       "branch problem)", p->threads > 0 ? p->threads : 1,
+			    pragma_profile_get(p, "par.busy_cores", &busy) && busy < 1.2 && p->threads > 1
+				    ? " (the kernel keeps one core busy: little is lost)" : "");
 	pragma_profile_note(p, "sim: the simulated run is not sandboxed (valgrind cannot run under seccomp and "
 			       "Landlock); only kernels that passed verification get here");
 out:
