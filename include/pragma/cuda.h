@@ -227,6 +227,8 @@ struct pragma_gpu_model {
 /* The model of device `index` (probe + table); -1 and PRAGMA_E_ENV when
  * there is no such device. */
 int pragma_gpu_model_load(int index, struct pragma_gpu_model *m, struct pragma_err *err);
+/* From a device's properties (the table row found by its name). */
+void pragma_gpu_model_from_device(const struct pragma_gpu_device *d, struct pragma_gpu_model *m);
 /* From a table row alone (no device; for prompts on a build machine). */
 void pragma_gpu_model_from_spec(const struct pragma_gpu_spec *s, struct pragma_gpu_model *m);
 /* FP32 lanes per SM for a compute capability (64 or 128); 0 unknown. */
@@ -324,6 +326,13 @@ int pragma_cuda_harness_path(struct pragma_buf *out, struct pragma_err *err);
 /* Libraries a CUDA kernel may need that the harness loads before its
  * sandbox (NULL-terminated). */
 const char *const *pragma_cuda_preload(void);
+
+struct pragma_run_opts;
+struct pragma_rlimits;
+/* pragma_run_default_limits() without the address-space limit (the CUDA
+ * runtime reserves terabytes of virtual addresses) and with room for the
+ * driver's file descriptors. For pragma_run_opts.limits. */
+void pragma_cuda_run_limits(const struct pragma_run_opts *o, struct pragma_rlimits *l);
 
 /* ------------------------------------------------------------ profiling */
 

@@ -154,6 +154,15 @@ static void peaks(struct pragma_gpu_model *m)
 	}
 }
 
+void pragma_gpu_model_from_device(const struct pragma_gpu_device *d, struct pragma_gpu_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->have_device = 1;
+	m->dev = *d;
+	m->spec = pragma_gpu_spec_find(d->name);
+	peaks(m);
+}
+
 int pragma_gpu_model_load(int index, struct pragma_gpu_model *m, struct pragma_err *err)
 {
 	struct pragma_gpu_probe p;
@@ -168,10 +177,7 @@ int pragma_gpu_model_load(int index, struct pragma_gpu_model *m, struct pragma_e
 	}
 	if (index < 0 || index >= p.n_devices)
 		return pragma_err_set(err, PRAGMA_E_ENV, "no CUDA device %d (this machine has %d)", index, p.n_devices);
-	m->have_device = 1;
-	m->dev = p.dev[index];
-	m->spec = pragma_gpu_spec_find(m->dev.name);
-	peaks(m);
+	pragma_gpu_model_from_device(&p.dev[index], m);
 	return 0;
 }
 
