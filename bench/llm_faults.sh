@@ -22,6 +22,7 @@ unset PRAGMA_LLM PRAGMA_LLM_BASE_URL PRAGMA_LLM_API_KEY
 
 cat >"$T/script.json" <<JSON
 {"model": "fake-model", "fault_rate": $RATE, "fault_seed": 2026, "stall_seconds": 5, "retry_after_ms": 200,
+ "cycle": true, "replies": {"*": ["pong", {"text": "pong", "reasoning": "The user wants one word."}]},
  "fault_kinds": ["429", "500", "503", "stall", "truncate", "reset", "malformed", "empty", "refusal"]}
 JSON
 $PY "$here/tests/fake_llm/fake_llm.py" --script "$T/script.json" --log "$T/requests.jsonl" \

@@ -287,8 +287,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         truncate = kind in ("truncate", "reset")
         usage_sent = not truncate and not reply.get("no_usage") and \
             (fmt == "anthropic" or not stream or bool((body.get("stream_options") or {}).get("include_usage")))
+        # What was reported: Anthropic's usage has no reasoning count.
         entry["usage"] = {"prompt_tokens": u["prompt"], "completion_tokens": u["completion"],
-                          "reasoning_tokens": u["reasoning"]} if usage_sent else None
+                          "reasoning_tokens": u["reasoning"] if fmt == "openai" else 0} if usage_sent else None
         entry["text"] = text
         st.write_log(entry)
         if fmt == "openai":
