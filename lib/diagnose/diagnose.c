@@ -74,9 +74,10 @@ static const char *where(const struct pragma_profile *p, int line, char *buf, si
 }
 
 /* "(1 of 2 threads simulated)" when the simulated view is partial. */
+/* Thread-local: diagnoses may run on several threads at once. */
 static const char *sim_caveat(const struct pragma_profile *p)
 {
-	static char buf[96];
+	static _Thread_local char buf[96];
 	double busy;
 
 	/* A kernel that keeps one core busy is one thread: the simulation sees it whole. */

@@ -8,6 +8,7 @@
  *            the curated entries already cover are left to them.
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,11 +132,11 @@ static void strip_html(struct pragma_buf *b)
 
 /* ---- prompts ---- */
 
-const char *pragma_knowledge_summarize_prompt(void)
-{
-	static char *prompt;
+static char *summarize_prompt;
 
-	if (!prompt) {
+static void make_summarize_prompt(void)
+{
+	{
 		struct pragma_buf b = PRAGMA_BUF_INIT;
 		size_t nd, nb;
 		const struct pragma_metric_def *d = pragma_metric_defs(&nd);
@@ -165,9 +166,16 @@ const char *pragma_knowledge_summarize_prompt(void)
 		pragma_buf_adds(&b, "\n"
 			"Answer with one JSON array of these objects in a ```json block, and nothing else. "
 			"If the excerpt defines no metric, answer with an empty array.\n");
-		prompt = pragma_buf_detach(&b, NULL);
+		summarize_prompt = pragma_buf_detach(&b, NULL);
 	}
-	return prompt;
+}
+
+const char *pragma_knowledge_summarize_prompt(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, make_summarize_prompt);
+	return summarize_prompt;
 }
 
 const char *pragma_knowledge_merge_prompt(void)

@@ -351,7 +351,7 @@ static void explain(int e, int hardware, char *out, size_t len)
 
 const char *pragma_perf_probe(void)
 {
-	static char why[512];
+	static _Thread_local char why[512];
 	struct perf_event_attr a;
 	long fd;
 
