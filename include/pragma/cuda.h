@@ -27,6 +27,7 @@
 
 #include "pragma/buf.h"
 #include "pragma/build.h"
+#include "pragma/diagnose.h"
 #include "pragma/err.h"
 #include "pragma/profile.h"
 #include "pragma/refdata.h"
@@ -333,6 +334,17 @@ struct pragma_rlimits;
  * runtime reserves terabytes of virtual addresses) and with room for the
  * driver's file descriptors. For pragma_run_opts.limits. */
 void pragma_cuda_run_limits(const struct pragma_run_opts *o, struct pragma_rlimits *l);
+
+/* ------------------------------------------------------------ diagnosis */
+
+/* GPU bottleneck names (each has a playbook in knowledge/gpu/playbooks.json):
+ * low-occupancy, uncoalesced-access, bank-conflicts, local-memory-spills,
+ * tensor-cores-unused, launch-bound. */
+const char *const *pragma_gpu_bottleneck_names(size_t *n);
+/* Add GPU findings to d (m may be NULL: model-dependent rules are skipped);
+ * findings are re-sorted most confident first. lib/diagnose's roofline
+ * rules apply to the GPU's roof.* metrics as they are. */
+void pragma_gpu_diagnose(const struct pragma_profile *p, const struct pragma_gpu_model *m, struct pragma_diagnosis *d);
 
 /* ------------------------------------------------------------ profiling */
 

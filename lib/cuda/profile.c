@@ -1,0 +1,428 @@
+/*
+ * Profiling a CUDA candidate (DESIGN 3.6, ncu): build with nvcc, the ptxas
+ * resource report (static.gpu_*), then on a device: timed calls in the CUDA
+ * harness (CUDA events, L2 flushed), the timed outputs checked against the
+ * reference, the roofline with the GPU's peaks, and Nsight Compute on one
+ * profiled call (gpu.*). Without a device everything after the static
+ * report is unavailable with the probe's reason, and the call fails with
+ * PRAGMA_E_ENV ("no CUDA device: ...") so that commands exit 3.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda/cuda_int.h"
+#include "pragma/cuda.h"
+#include "pragma/fs.h"
+#include "pragma/proc.h"
+#include "pragma/run.h"
+#include "pragma/tensor.h"
+#include "pragma/timing.h"
+#include "pragma/verify.h"
+
+static json_t *spec_array(const struct pragma_tensor_spec *s, int n, int with_shape)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < n; i++) {
+		json_t *o = json_pack("{s:s}", "dtype", pragma_dtype_name(s[i].dtype));
+		if (with_shape) {
+			json_t *sh = json_array();
+			for (int k = 0; k < s[i].ndim; k++)
+				json_array_append_new(sh, json_integer(s[i].shape[k]));
+			json_object_set_new(o, "shape", sh);
+		}
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+int cuda_write_request(const struct cuda_run *r, struct pragma_buf *path, struct pragma_err *err)
+{
+	json_t *req, *sets = json_array(), *pre = json_array();
+	char *dump = NULL;
+	int ret = -1;
+
+	for (int s = 0; s < r->n_sets; s++) {
+		json_t *files = json_array();
+		struct pragma_buf d = PRAGMA_BUF_INIT;
+		char p[4200];
+
+		for (int i = 0; i < r->task->n_inputs; i++) {
+			pragma_ref_input_path(&r->sets[s], i, p, sizeof(p));
+			json_array_append_new(files, json_string(p));
+		}
+		pragma_buf_addf(&d, "%s/set%d", r->work_dir, s);
+		if (pragma_mkdir_p(d.data, 0755, err) < 0) {
+			pragma_buf_release(&d);
+			json_decref(files);
+			json_decref(sets);
+			json_decref(pre);
+			return -1;
+		}
+		json_array_append_new(sets, json_pack("{s:o, s:s}", "inputs", files, "out_dir", d.data));
+		pragma_buf_release(&d);
+	}
+	for (const char *const *l = pragma_cuda_preload(); *l; l++)
+		json_array_append_new(pre, json_string(*l));
+	req = json_pack("{s:s, s:s, s:o, s:o, s:o, s:i, s:i, s:b, s:I, s:b, s:i, s:i, s:o, s:i, s:{s:b, s:b, s:b, s:b}}",
+			"kernel", r->so, "mode", r->mode, "sets", sets, "inputs",
+			spec_array(r->task->inputs, r->task->n_inputs, 0), "outputs",
+			spec_array(r->task->outputs, r->task->n_outputs, 1), "warmup", r->warmup, "reps", r->reps, "cold",
+			r->cold, "flush_bytes", (json_int_t)(64 << 20), "save_timed", 1, "final_settle_ms", 5,
+			"profile_calls", 1, "preload", pre, "device", r->device, "sandbox", "enabled", r->sandbox,
+			"landlock", 1, "seccomp", 1, "profiler", r->profiler);
+	if (!req)
+		return pragma_err_set(err, PRAGMA_E_INTERNAL, "cannot build the CUDA harness request");
+	if (r->profiler && r->tool_dir)
+		json_object_set_new(json_object_get(req, "sandbox"), "tool_dir", json_string(r->tool_dir));
+	pragma_buf_reset(path);
+	pragma_buf_addf(path, "%s/request-%s.json", r->work_dir, r->mode);
+	dump = json_dumps(req, JSON_INDENT(1));
+	if (dump && pragma_write_file_atomic(path->data, dump, strlen(dump), err) == 0)
+		ret = 0;
+	free(dump);
+	json_decref(req);
+	return ret;
+}
+
+int cuda_run_harness(const struct cuda_run *r, const char *const *prefix, json_t **answer, struct pragma_buf *errtail,
+		     struct pragma_err *err)
+{
+	struct pragma_buf req = PRAGMA_BUF_INIT, harness = PRAGMA_BUF_INIT;
+	struct pragma_child c = PRAGMA_CHILD_INIT;
+	struct pragma_run_opts ro = { 0 };
+	struct pragma_rlimits lim;
+	const char *argv[96];
+	/* No JIT cache writes (the sandbox forbids them anyway); modules load
+	 * when the kernel's fat binary registers, inside stage 1. */
+	static const char *const env[] = { "CUDA_CACHE_DISABLE=1", "CUDA_MODULE_LOADING=EAGER", "LD_PRELOAD", NULL };
+	int n = 0, ret = -1;
+	char st[64];
+
+	*answer = NULL;
+	if (pragma_cuda_harness_path(&harness, err) < 0 || cuda_write_request(r, &req, err) < 0)
+		goto out;
+	for (int i = 0; prefix && prefix[i] && n < 80; i++)
+		argv[n++] = prefix[i];
+	argv[n++] = harness.data;
+	argv[n++] = req.data;
+	argv[n] = NULL;
+	ro.task = r->task;
+	ro.n_sets = r->n_sets;
+	ro.cold = r->cold;
+	ro.timeout_ms = r->timeout_ms;
+	ro.threads = 1;
+	pragma_cuda_run_limits(&ro, &lim);
+	if (prefix)
+		lim.cpu_seconds = 0; /* ncu replays kernels many times */
+	c.argv = argv;
+	c.env = prefix ? NULL : env;
+	c.limits = r->sandbox ? &lim : NULL;
+	c.timeout_ms = r->timeout_ms > 0 ? r->timeout_ms : 120000;
+	c.out_cap = 1 << 20;
+	c.err_cap = 64 << 10;
+	if (pragma_child_run(&c, err) < 0)
+		goto out;
+	{
+		/* The answer is the first line that parses as an object. */
+		const char *p = c.out.data;
+		while (p && *p && !*answer) {
+			size_t k = strcspn(p, "\n");
+			json_error_t je;
+			json_t *a = json_loadb(p, k, 0, &je);
+			if (json_is_object(a))
+				*answer = a;
+			else
+				json_decref(a);
+			p = p[k] ? p + k + 1 : NULL;
+		}
+	}
+	if (errtail) {
+		pragma_buf_rtrim(&c.err);
+		pragma_buf_add(errtail, c.err.data, c.err.len > 2000 ? 2000 : c.err.len);
+	}
+	if (!*answer) {
+		pragma_err_set(err, PRAGMA_E_NEGATIVE, "the CUDA harness %s without an answer%s%.300s",
+			       c.timed_out ? "timed out" : pragma_child_status_str(&c, st, sizeof(st)),
+			       c.err.len ? "; stderr: " : "", c.err.data);
+		goto out;
+	}
+	ret = 0;
+out:
+	pragma_child_release(&c);
+	pragma_buf_release(&req);
+	pragma_buf_release(&harness);
+	return ret;
+}
+
+/* Compare the outputs of the last timed call on each set with the
+ * reference. */
+static int check_timed(const struct pragma_task *t, const struct pragma_refset *sets, int n_sets, const char *dir,
+		       struct pragma_err *err)
+{
+	for (int s = 0; s < n_sets; s++)
+		for (int k = 0; k < t->n_outputs; k++) {
+			struct pragma_tensor got = PRAGMA_TENSOR_INIT, want = PRAGMA_TENSOR_INIT;
+			struct pragma_cmp c;
+			char p[4400], idx[128];
+			int bad;
+
+			snprintf(p, sizeof(p), "%s/set%d/timed_%03d.npy", dir, s, k);
+			if (!pragma_path_exists(p))
+				continue; /* no timed call on this set */
+			if (pragma_npy_read(p, (int)t->outputs[k].dtype, &got, err) < 0)
+				return -1;
+			pragma_ref_output_path(&sets[s], k, p, sizeof(p));
+			if (pragma_npy_read(p, (int)t->outputs[k].dtype, &want, err) < 0) {
+				pragma_tensor_release(&got);
+				return -1;
+			}
+			bad = pragma_compare(&got, &want, t->atol, t->rtol, &c) < 0 || c.bad;
+			if (bad)
+				pragma_err_set(err, PRAGMA_E_NEGATIVE,
+					       "output[%d] of a timed call on input set %d is wrong at %s (got %.6g, "
+					       "expected %.6g; %lld of %lld elements off)",
+					       k, s, pragma_index_str(c.first_bad, want.shape, want.ndim, idx, sizeof(idx)),
+					       c.got, c.want, (long long)c.bad, (long long)c.n);
+			pragma_tensor_release(&got);
+			pragma_tensor_release(&want);
+			if (bad)
+				return -1;
+		}
+	return 0;
+}
+
+/* ^(name1|name2)$ over the mangled names of the candidate's kernels. */
+static void kernel_regex(const struct pragma_ptxas_report *r, struct pragma_buf *out)
+{
+	pragma_buf_reset(out);
+	pragma_buf_adds(out, "regex:^(");
+	for (int i = 0, first = 1; i < r->n; i++) {
+		int dup = 0;
+		for (int j = 0; j < i; j++)
+			dup |= !strcmp(r->k[j].name, r->k[i].name);
+		if (dup)
+			continue;
+		pragma_buf_addf(out, "%s%s", first ? "" : "|", r->k[i].name);
+		first = 0;
+	}
+	pragma_buf_adds(out, ")$");
+}
+
+static void run_ncu(const struct pragma_cuda_profile_opts *o, struct cuda_run *run,
+		    const struct pragma_ptxas_report *pr, struct pragma_profile *p)
+{
+	struct pragma_buf ncu = PRAGMA_BUF_INIT, metrics = PRAGMA_BUF_INIT, regex = PRAGMA_BUF_INIT;
+	struct pragma_buf log = PRAGMA_BUF_INIT, logtext = PRAGMA_BUF_INIT, tool_dir = PRAGMA_BUF_INIT;
+	struct pragma_buf tail = PRAGMA_BUF_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	struct pragma_ncu_result r = PRAGMA_NCU_RESULT_INIT;
+	json_t *ans = NULL;
+	const char *argv[40];
+	int n = 0;
+
+	if (!pragma_ncu_find(&ncu)) {
+		pragma_profile_unavailable(p, "ncu",
+					   "ncu (Nsight Compute) not found. Hint: install Nsight Compute (part of the CUDA "
+					   "toolkit's nsight-compute package) or set PRAGMA_NCU");
+		goto out;
+	}
+	{
+		char *slash;
+		pragma_buf_adds(&tool_dir, ncu.data);
+		if ((slash = strrchr(tool_dir.data, '/')))
+			pragma_buf_setlen(&tool_dir, (size_t)(slash - tool_dir.data));
+	}
+	pragma_ncu_metric_list(o->extra, o->n_extra, &metrics);
+	kernel_regex(pr, &regex);
+	pragma_buf_addf(&log, "%s/ncu.log", run->work_dir);
+	argv[n++] = ncu.data;
+	argv[n++] = "--target-processes";
+	argv[n++] = "all";
+	argv[n++] = "--profile-from-start";
+	argv[n++] = "off";
+	argv[n++] = "--kernel-name-base";
+	argv[n++] = "mangled";
+	argv[n++] = "--kernel-name";
+	argv[n++] = regex.data;
+	argv[n++] = "--metrics";
+	argv[n++] = metrics.data;
+	argv[n++] = "--cache-control";
+	argv[n++] = "all";
+	argv[n++] = "--clock-control";
+	argv[n++] = "base";
+	argv[n++] = "--csv";
+	argv[n++] = "--page";
+	argv[n++] = "raw";
+	argv[n++] = "--print-units";
+	argv[n++] = "base";
+	argv[n++] = "--log-file";
+	argv[n++] = log.data;
+	argv[n] = NULL;
+	run->mode = "profile";
+	run->warmup = 1;
+	run->reps = 0;
+	run->profiler = 1;
+	run->tool_dir = tool_dir.data;
+	run->timeout_ms = 600000;
+	if (cuda_run_harness(run, argv, &ans, &tail, &e) < 0) {
+		pragma_profile_unavailable(p, "ncu", "the profiled run failed: %s", e.msg);
+		goto out;
+	}
+	pragma_read_file(log.data, &logtext, 16 << 20, NULL);
+	if (pragma_ncu_parse(logtext.data, &r, &e) < 0) {
+		pragma_profile_unavailable(p, "ncu", "ncu's CSV could not be read: %s", e.msg);
+		goto out;
+	}
+	if (!json_is_true(json_object_get(ans, "ok")) && !r.n) {
+		const char *m = json_string_value(json_object_get(ans, "message"));
+		char why[640];
+		pragma_ncu_explain(&r, why, sizeof(why));
+		pragma_profile_unavailable(p, "ncu", "%s%s%s", why, m ? "; the harness said: " : "", m ? m : "");
+		goto out;
+	}
+	pragma_ncu_metrics(&r, o->extra, o->n_extra, p);
+out:
+	json_decref(ans);
+	pragma_ncu_release(&r);
+	pragma_buf_release(&ncu);
+	pragma_buf_release(&metrics);
+	pragma_buf_release(&regex);
+	pragma_buf_release(&log);
+	pragma_buf_release(&logtext);
+	pragma_buf_release(&tool_dir);
+	pragma_buf_release(&tail);
+}
+
+int pragma_cuda_profile_run(const struct pragma_cuda_profile_opts *o, struct pragma_profile *p,
+			    struct pragma_err *err)
+{
+	unsigned mask = o->collectors ? o->collectors | PRAGMA_COL_TIMING
+				      : PRAGMA_COL_TIMING | PRAGMA_COL_STATIC | PRAGMA_COL_ROOFLINE | PRAGMA_COL_NCU;
+	struct pragma_buf src = PRAGMA_BUF_INIT, so = PRAGMA_BUF_INIT, log = PRAGMA_BUF_INIT;
+	struct pragma_buf cache = PRAGMA_BUF_INIT, work = PRAGMA_BUF_INIT;
+	struct pragma_flags flags = PRAGMA_FLAGS_INIT;
+	struct pragma_cuda_build_opts bo = { 0 };
+	struct pragma_ptxas_report pr = PRAGMA_PTXAS_REPORT_INIT;
+	struct pragma_gpu_model model;
+	struct pragma_gpu_probe probe;
+	struct cuda_run run = { 0 };
+	json_t *ans = NULL;
+	double median = 0;
+	int ret = -1;
+
+	pragma_profile_init(p);
+	{
+		const char *b = strrchr(o->kernel_src, '/');
+		snprintf(p->source_name, sizeof(p->source_name), "%s", b ? b + 1 : o->kernel_src);
+	}
+	p->flops = o->task->flops;
+	p->bytes = o->task->bytes;
+	p->threads = 1;
+
+	/* Build: the kernel's own flags, then the caller's (allowed already). */
+	if (pragma_read_file(o->kernel_src, &src, 16 << 20, err) < 0)
+		goto out;
+	if (pragma_nvcc_flags_from_source(&flags, src.data, src.len,
+					  pragma_cuda_fast_math_allowed(o->task->atol, o->task->rtol), err) < 0)
+		goto out;
+	for (int i = 0; o->flags && o->flags[i]; i++) {
+		flags.v = realloc(flags.v, sizeof(char *) * (size_t)(flags.n + 2));
+		flags.v[flags.n++] = strdup(o->flags[i]);
+		flags.v[flags.n] = NULL;
+	}
+	bo.flags = pragma_flags_argv(&flags);
+	bo.confine = !o->no_sandbox;
+	if (pragma_cuda_build_cached(o->kernel_src, &bo, &so, &log, err) < 0)
+		goto out;
+	if (pragma_cuda_symbols_check(so.data, err) < 0)
+		goto out;
+	pragma_ptxas_parse(log.data, &pr);
+	if (mask & PRAGMA_COL_STATIC)
+		pragma_ptxas_metrics(&pr, p);
+
+	/* A device, or a clear stop. */
+	pragma_gpu_probe(&probe);
+	if (probe.n_devices <= 0) {
+		for (unsigned bit = PRAGMA_COL_TIMING; bit <= PRAGMA_COL_NCU; bit <<= 1)
+			if ((mask & bit) && bit != PRAGMA_COL_STATIC)
+				pragma_profile_unavailable(p, pragma_collector_name(bit), "%s", probe.reason);
+		pragma_err_set(err, PRAGMA_E_ENV, "%s", probe.reason);
+		if (probe.hint[0])
+			pragma_err_hint(err, "%s", probe.hint);
+		goto out;
+	}
+	pragma_gpu_model_from_device(&probe.dev[0], &model);
+	pragma_profile_note(p, "GPU: %s (sm_%d%d, %d SMs); peaks: %s", model.dev.name, model.dev.cc_major,
+			    model.dev.cc_minor, model.dev.sms, model.peak_source);
+
+	/* Timed calls in the CUDA harness. */
+	if (pragma_cache_dir(&cache, err) < 0 || pragma_mkdtemp(cache.data, "cuda-profile-", &work, err) < 0)
+		goto out;
+	run.task = o->task;
+	run.sets = o->sets;
+	run.n_sets = o->n_sets;
+	run.so = so.data;
+	run.work_dir = work.data;
+	run.mode = "time";
+	run.warmup = o->warmup > 0 ? o->warmup : 3;
+	run.reps = o->reps > 0 ? o->reps : 20;
+	run.cold = !o->warm;
+	run.sandbox = !o->no_sandbox;
+	run.timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 120000;
+	if (cuda_run_harness(&run, NULL, &ans, NULL, err) < 0)
+		goto out;
+	if (!json_is_true(json_object_get(ans, "ok"))) {
+		const char *s = json_string_value(json_object_get(ans, "status"));
+		const char *m = json_string_value(json_object_get(ans, "message"));
+		int env = s && (!strcmp(s, "no_device") || !strcmp(s, "sandbox_error") || !strcmp(s, "harness_error"));
+		pragma_err_set(err, env ? PRAGMA_E_ENV : PRAGMA_E_NEGATIVE, "the kernel failed in the CUDA harness: %s: %s",
+			       s ? s : "crash", m ? m : "");
+		goto out;
+	}
+	if (check_timed(o->task, o->sets, o->n_sets, work.data, err) < 0)
+		goto out;
+	{
+		json_t *t = json_object_get(ans, "times_ms"), *v;
+		size_t i, nt = json_array_size(t);
+		double *times = calloc(nt + 1, sizeof(double));
+		struct pragma_stats st;
+		json_array_foreach(t, i, v)
+			times[i] = json_number_value(v);
+		pragma_stats_compute(times, (int)nt, &st);
+		free(times);
+		median = st.median;
+		pragma_profile_set(p, "time.median_ms", st.median, "timing");
+		pragma_profile_set(p, "time.min_ms", st.min, "timing");
+		if (st.mean > 0)
+			pragma_profile_set(p, "time.stdev_pct", 100 * st.stdev / st.mean, "timing");
+		pragma_profile_note(p,
+				    "timing: median of %d calls after %d warm-up calls, CUDA events around pk_forward and "
+				    "a device synchronize, %s",
+				    st.count, run.warmup, o->warm ? "warm L2" : "L2 flushed before each call");
+	}
+	if (mask & PRAGMA_COL_ROOFLINE)
+		pragma_gpu_roofline(o->task->flops, o->task->bytes, median, &model, p);
+	if (mask & PRAGMA_COL_NCU) {
+		double dur;
+		run_ncu(o, &run, &pr, p);
+		if (median > 0 && pragma_profile_get(p, "gpu.duration_us", &dur) && dur / 1e3 <= median * 1.5)
+			pragma_profile_set(p, "gpu.launch_gap_pct", fmax(0, 100 * (1 - dur / 1e3 / median)), "ncu");
+	}
+	ret = 0;
+out:
+	json_decref(ans);
+	if (work.len)
+		pragma_rm_rf(work.data, NULL);
+	pragma_ptxas_release(&pr);
+	pragma_flags_release(&flags);
+	pragma_buf_release(&src);
+	pragma_buf_release(&so);
+	pragma_buf_release(&log);
+	pragma_buf_release(&cache);
+	pragma_buf_release(&work);
+	return ret;
+}
