@@ -241,6 +241,14 @@ void pragma_gpu_model_text(const struct pragma_gpu_model *m, struct pragma_buf *
 /* The CUDA ABI section of the Coder prompt (kernel.h with device pointers,
  * what the harness does, what is allowed). */
 void pragma_cuda_abi_text(struct pragma_buf *out);
+/* The GPU a prompt describes: device 0 when there is one (returns 1),
+ * else pragma's table entry for $PRAGMA_CUDA_GPU or the A100 SXM4 40GB
+ * (returns 0, note says so). */
+int pragma_cuda_target_model(struct pragma_gpu_model *m, char *note, size_t len);
+/* The variables prompts/coder_system_cuda.md uses, set in vars: gpu_model
+ * (also as machine), cuda_abi, kernel_h, compile_cmd, fast_math and
+ * fast_math_note (from the task's tolerance), backend. */
+void pragma_cuda_prompt_vars(json_t *vars, const struct pragma_task *t);
 /* gpu.*-based roofline: roof.* from the task's counts and a GPU time. */
 void pragma_gpu_roofline(double flops, double bytes, double median_ms, const struct pragma_gpu_model *m,
 			 struct pragma_profile *p);

@@ -15,6 +15,8 @@
 #include "pragma/buf.h"
 #include "pragma/cuda.h"
 #include "pragma/profile.h"
+#include "pragma/task.h"
+#include "pragma/template.h"
 
 static const char *spec_name(const char *device)
 {
@@ -220,12 +222,47 @@ static void test_abi_text(void **state)
 	pragma_buf_release(&t);
 }
 
+/* The Coder's system prompt for CUDA shows the GPU model and the CUDA ABI. */
+static void test_coder_prompt(void **state)
+{
+	struct pragma_task t;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_buf out = PRAGMA_BUF_INIT;
+	char path[4096];
+	const char *data = getenv("PRAGMA_TEST_DATA");
+	json_t *vars;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/cuda/tasks/vadd", data ? data : PRAGMA_SOURCE_DIR "/tests");
+	if (pragma_task_load(path, NULL, 0, &t, &err) < 0)
+		fail_msg("%s", err.msg);
+	vars = json_pack("{s:f, s:f}", "atol", t.atol, "rtol", t.rtol);
+	pragma_cuda_prompt_vars(vars, &t);
+	if (pragma_template_render_file("coder_system_cuda.md", vars, &out, &err) < 0)
+		fail_msg("%s", err.msg);
+	/* the ABI, with device pointers */
+	assert_non_null(strstr(out.data, "int pk_forward(const struct pk_tensor *inputs"));
+	assert_non_null(strstr(out.data, "DEVICE pointer"));
+	assert_non_null(strstr(out.data, "extern \"C\""));
+	/* the GPU model: the device, or the table's A100 when there is none */
+	assert_non_null(strstr(out.data, "## The GPU\nGPU: "));
+	assert_non_null(strstr(out.data, "SMs"));
+	assert_non_null(strstr(out.data, "ridge point"));
+	assert_non_null(strstr(out.data, "nvcc"));
+	/* the task's tolerance (1e-6) rules fast math out */
+	assert_non_null(strstr(out.data, "No fast math"));
+	assert_null(strstr(out.data, "{{"));
+	json_decref(vars);
+	pragma_buf_release(&out);
+	pragma_task_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_match),	      cmocka_unit_test(test_table_sane), cmocka_unit_test(test_model_from_spec),
 		cmocka_unit_test(test_model_derived), cmocka_unit_test(test_lanes),	 cmocka_unit_test(test_roofline),
-		cmocka_unit_test(test_abi_text),
+		cmocka_unit_test(test_abi_text),      cmocka_unit_test(test_coder_prompt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
