@@ -69,16 +69,16 @@ struct pragma_verify_opts {
 	/* eval */
 	int time;                    /* also time against the baseline */
 	int warmup;                  /* per process, before the first round; default 3 */
-	int rounds;                  /* interleaved rounds; default 7 */
-	int reps;                    /* timed calls per round per side; default 10 */
+	int rounds;                  /* interleaved rounds; default 15 */
+	int reps;                    /* timed calls per round per side; default 5 */
 	int cold;                    /* flush the cache before every call (default 1) */
-	int round_timeout_ms;        /* per round; 0: 120 s */
+	int round_timeout_ms;        /* per round; 0: 10x the verification run, within 30 s..10 min */
 	double speed_margin;         /* impossible_speed when achieved GB/s > margin x peak; 0: 1.5 */
 	int max_attempts;            /* per round and side, when other processes disturbed it; 0: 4 */
 	int max_wait_ms;             /* total wait for a quiet machine before rounds; 0: 20 s, < 0: none */
 };
 
-#define PRAGMA_VERIFY_DEFAULTS { .atol = -1, .rtol = -1, .warmup = 3, .rounds = 7, .reps = 10, .cold = 1 }
+#define PRAGMA_VERIFY_DEFAULTS { .atol = -1, .rtol = -1, .warmup = 3, .rounds = 15, .reps = 5, .cold = 1 }
 
 /* One side of a timing comparison. */
 struct pragma_vtiming {

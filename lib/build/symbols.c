@@ -282,6 +282,7 @@ int pragma_symbols_read(const char *so_path, struct pragma_symbols *s, struct pr
 		goto out;
 	}
 	shstr = section(&e, e.eh->e_shstrndx);
+	int have_dynsym = 0;
 	for (unsigned i = 0; i < e.eh->e_shnum; i++) {
 		const Elf64_Shdr *sh = section(&e, i);
 		const char *name = sh && shstr ? str_at(&e, shstr, sh->sh_name) : NULL;
@@ -295,6 +296,7 @@ int pragma_symbols_read(const char *so_path, struct pragma_symbols *s, struct pr
 			s->init_entries += (int)(sh->sh_size / 8);
 		if (sh->sh_type == SHT_DYNSYM) {
 			const Elf64_Shdr *strtab = section(&e, sh->sh_link);
+			have_dynsym = 1;
 			if (!in_file(&e, sh->sh_offset, sh->sh_size) || sh->sh_entsize != sizeof(Elf64_Sym)) {
 				pragma_err_set(err, PRAGMA_E_NEGATIVE, "%s: bad .dynsym", so_path);
 				goto out;
@@ -335,6 +337,12 @@ int pragma_symbols_read(const char *so_path, struct pragma_symbols *s, struct pr
 				push(&s->needed, &s->n_needed, sn);
 			}
 		}
+	}
+	/* Without a dynamic symbol table there is nothing to check against:
+	 * refuse rather than pass it unread. */
+	if (!have_dynsym) {
+		pragma_err_set(err, PRAGMA_E_NEGATIVE, "%s has no dynamic symbol table to check", so_path);
+		goto out;
 	}
 	ret = 0;
 out:

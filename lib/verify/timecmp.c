@@ -272,7 +272,7 @@ static int cpu_ticks(unsigned long long *busy, unsigned long long *total)
 }
 
 /* Before a round, wait (within *budget_ms) until the machine has been
- * quiet for a 100 ms window: both sides are idle then, so what keeps the
+ * quiet for a 60 ms window: both sides are idle then, so what keeps the
  * CPUs busy is someone else, and a round run now would be disturbed.
  * Returns the share of the CPUs others used in the last window. */
 static double wait_quiet(double *budget_ms)
@@ -283,14 +283,14 @@ static double wait_quiet(double *budget_ms)
 		unsigned long long b0, t0, b1, t1;
 		if (cpu_ticks(&b0, &t0) < 0)
 			return 0;
-		pause_ms(100);
+		pause_ms(60);
 		if (cpu_ticks(&b1, &t1) < 0 || t1 <= t0)
 			return 0;
 		share = (double)(b1 - b0) / (double)(t1 - t0);
 		if (share <= QUIET_SHARE || *budget_ms <= 0)
 			return share;
-		pause_ms(150);
-		*budget_ms -= 250;
+		pause_ms(140);
+		*budget_ms -= 200;
 	}
 }
 
@@ -437,14 +437,22 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 	const struct pragma_verify_opts *o = c->o;
 	struct side base = { 0 }, cand = { 0 };
 	struct pragma_buf bdir = PRAGMA_BUF_INIT, cdir = PRAGMA_BUF_INIT;
-	int rounds = o->rounds > 0 ? o->rounds : 7, reps = o->reps > 0 ? o->reps : 10;
+	int rounds = o->rounds > 0 ? o->rounds : 15, reps = o->reps > 0 ? o->reps : 5;
 	int warmup = o->warmup >= 0 ? o->warmup : 3;
 	int max_attempts = o->max_attempts > 0 ? o->max_attempts : 4;
 	double quiet_budget = o->max_wait_ms > 0 ? o->max_wait_ms : o->max_wait_ms < 0 ? 0 : 20000;
-	int round_to = o->round_timeout_ms > 0 ? o->round_timeout_ms : 120000;
+	/* A round is a few calls; the verification run made 3 per set with
+	 * checks. Ten times that, within [30 s, 10 min], before calling a
+	 * round hung — the baseline (maybe far slower) gets the maximum. */
+	int round_to = o->round_timeout_ms > 0 ? o->round_timeout_ms :
+		       c->verify_wall_ms * 10 < 30000 ? 30000 : c->verify_wall_ms * 10 > 600000 ? 600000 :
+											 (int)(c->verify_wall_ms * 10);
+	int base_round_to = o->round_timeout_ms > 0 ? o->round_timeout_ms : 600000;
 	int ret = -1;
 	struct pragma_machine m;
 	struct pragma_err merr = PRAGMA_ERR_INIT;
+
+	double t_start = mono_ms();
 
 	v->timed = 1;
 	base.is_baseline = 1;
@@ -496,6 +504,7 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 			    json_pack("{s:f, s:i, s:f, s:i}", "run_delay_threshold", DISTURBANCE_OK, "max_attempts",
 				      max_attempts, "quiet_cpu_share", QUIET_SHARE, "max_wait_ms", (int)quiet_budget));
 
+	pragma_debug("eval: baseline process ready after %.0f ms", mono_ms() - t_start);
 	/* The candidate's process. */
 	harness_opts(c, &cand.ro, cand_so, "timing", c->preload, &cdir);
 	cand.ro.save_timed = 1;
@@ -508,6 +517,7 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 		goto out;
 	}
 
+	pragma_debug("eval: candidate process ready after %.0f ms", mono_ms() - t_start);
 	for (int r = 0; r < rounds; r++) {
 		struct side *order[2] = { &base, &cand };
 		if (r % 2) {
@@ -531,12 +541,15 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 				int rc;
 
 				/* Let the other side's spinning OpenMP threads go
-				 * idle, and others' work pass. */
-				pause_ms(20);
-				wait_quiet(&quiet_budget);
+				 * idle (libgomp spins ~4 ms after a parallel region);
+				 * before the first round and before a retry, let
+				 * others' work pass. */
+				pause_ms(8);
+				if ((r == 0 && i == 0) || attempts)
+					wait_quiet(&quiet_budget);
 				d0 = run_delay_ns(side_pid(sd));
 				t0 = mono_ms();
-				rc = side_round(sd, c, reps, round_to, &try, err);
+				rc = side_round(sd, c, reps, sd->is_baseline ? base_round_to : round_to, &try, err);
 				t1 = mono_ms();
 				d1 = run_delay_ns(side_pid(sd));
 				if (rc != 0) {
@@ -573,6 +586,7 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 		}
 	}
 
+	pragma_debug("eval: rounds done after %.0f ms", mono_ms() - t_start);
 	v->waited_ms = (o->max_wait_ms > 0 ? o->max_wait_ms : o->max_wait_ms < 0 ? 0 : 20000) - quiet_budget;
 
 	/* The candidate writes the outputs of its timed calls and reports. */
@@ -623,6 +637,7 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 		if (c->t->flops > 0)
 			v->gflops = c->t->flops / v->cand.stats.median / 1e6;
 	}
+	pragma_debug("eval: timed outputs checked after %.0f ms", mono_ms() - t_start);
 	if (pragma_machine_load(&m, 0, &merr) < 0) {
 		vwarn(v, "no machine peaks (%s): impossible_speed not checked", merr.msg);
 	} else {
@@ -645,6 +660,7 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 	}
 	if (v->status)
 		v->speedup = 0;
+	pragma_debug("eval: machine peaks and checks after %.0f ms", mono_ms() - t_start);
 	ret = 0;
 out:
 	if (base.is_bridge) {

@@ -99,6 +99,36 @@ void pragma_verdict_release(struct pragma_verdict *v)
 	pragma_buf_init(&v->compile_log);
 }
 
+/* A JSON string from bytes that came from elsewhere (compiler output, the
+ * harness): invalid UTF-8 becomes '?', so the field is never dropped. */
+static json_t *text(const char *s, size_t n)
+{
+	char *c = malloc(n + 1);
+	size_t i = 0, o = 0;
+	json_t *j;
+
+	while (i < n) {
+		unsigned char b = (unsigned char)s[i];
+		size_t k = b < 0x80 ? 0 : (b >= 0xc2 && b <= 0xdf) ? 1 : (b >= 0xe0 && b <= 0xef) ? 2 :
+			   (b >= 0xf0 && b <= 0xf4) ? 3 : (size_t)-1;
+		int good = k != (size_t)-1 && i + k < n && b;
+		for (size_t t = 1; good && t <= k; t++)
+			good = ((unsigned char)s[i + t] & 0xc0) == 0x80;
+		if (good) {
+			memcpy(c + o, s + i, k + 1);
+			o += k + 1;
+			i += k + 1;
+		} else {
+			c[o++] = '?';
+			i++;
+		}
+	}
+	c[o] = 0;
+	j = json_stringn(c, o);
+	free(c);
+	return j ? j : json_string("");
+}
+
 static json_t *num(double x)
 {
 	return isfinite(x) ? json_real(x) : json_null();
@@ -109,10 +139,10 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 	json_t *o = json_object(), *flags = json_array(), *warn = json_array();
 
 	json_object_set_new(o, "status", json_string(pragma_vstatus_name(v->status)));
-	json_object_set_new(o, "message", json_string(v->message));
+	json_object_set_new(o, "message", text(v->message, strlen(v->message)));
 	if (v->status != PRAGMA_V_OK)
 		json_object_set_new(o, "hint", json_string(pragma_vstatus_hint(v->status)));
-	json_object_set_new(o, "task", json_string(v->task));
+	json_object_set_new(o, "task", text(v->task, strlen(v->task)));
 	json_object_set_new(o, "input_sets", json_integer(v->n_sets));
 	json_object_set_new(o, "tolerance", json_pack("{s:o, s:o}", "atol", num(v->atol), "rtol", num(v->rtol)));
 	json_object_set_new(o, "sandbox",
@@ -120,10 +150,10 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 				      "landlock", v->landlock[0] ? v->landlock : "not reached", "compiler_jailed",
 				      v->compile_jailed));
 	for (int i = 0; i < v->n_flags; i++)
-		json_array_append_new(flags, json_string(v->flags[i]));
-	json_object_set_new(o, "compile", json_pack("{s:s, s:o, s:s#}", "compiler", v->compiler, "flags", flags, "log",
-						   v->compile_log.data,
-						   (int)(v->compile_log.len > 4000 ? 4000 : v->compile_log.len)));
+		json_array_append_new(flags, text(v->flags[i], strlen(v->flags[i])));
+	json_object_set_new(o, "compile", json_pack("{s:o, s:o, s:o}", "compiler", text(v->compiler, strlen(v->compiler)),
+						   "flags", flags, "log",
+						   text(v->compile_log.data, v->compile_log.len > 8000 ? 8000 : v->compile_log.len)));
 	if (v->status == PRAGMA_V_OK || v->max_abs_err > 0)
 		json_object_set_new(o, "error", json_pack("{s:o, s:o}", "max_abs", num(v->max_abs_err), "max_rel",
 							 num(v->max_rel_err)));
@@ -131,7 +161,8 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 		json_object_set_new(o, "resources",
 				    json_pack("{s:f, s:f, s:f, s:i}", "wall_ms", v->wall_ms, "user_s", v->user_s, "sys_s",
 					      v->sys_s, "maxrss_kb", (int)v->maxrss_kb));
-	json_object_set_new(o, "artifacts", json_pack("{s:s, s:s}", "so", v->so_path, "work_dir", v->work_dir));
+	json_object_set_new(o, "artifacts", json_pack("{s:o, s:o}", "so", text(v->so_path, strlen(v->so_path)), "work_dir",
+						     text(v->work_dir, strlen(v->work_dir))));
 	if (v->timed && v->cand.stats.count) {
 		json_t *ratios = json_array();
 		json_object_set_new(o, "time_ms", pragma_stats_json(&v->cand.stats));
@@ -150,6 +181,13 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 			for (int r = 0; r < v->base.n_rounds; r++)
 				json_array_append_new(br, num(v->base.round_median[r]));
 			json_object_set_new(o, "round_medians_ms", json_pack("{s:o, s:o}", "candidate", cr, "baseline", br));
+			cr = json_array();
+			br = json_array();
+			for (int i = 0; i < v->cand.n_times; i++)
+				json_array_append_new(cr, num(v->cand.times_ms[i]));
+			for (int i = 0; i < v->base.n_times; i++)
+				json_array_append_new(br, num(v->base.times_ms[i]));
+			json_object_set_new(o, "samples_ms", json_pack("{s:o, s:o}", "candidate", cr, "baseline", br));
 		}
 		json_object_set_new(o, "interference",
 				    json_pack("{s:i, s:f, s:f}", "retried_rounds", v->retried_rounds, "worst_run_delay_share",
@@ -167,7 +205,7 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 											json_null()));
 	}
 	for (int i = 0; i < v->n_warnings; i++)
-		json_array_append_new(warn, json_string(v->warnings[i]));
+		json_array_append_new(warn, text(v->warnings[i], strlen(v->warnings[i])));
 	json_object_set_new(o, "warnings", warn);
 	return o;
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "pragma/fs.h"
 #include "pragma/hash.h"
@@ -326,6 +327,14 @@ out:
 	return ret;
 }
 
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static void take_sandbox(struct pragma_verdict *v, json_t *sb)
 {
 	const char *ll = json_string_value(json_object_get(sb, "landlock"));
@@ -353,6 +362,8 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	uint64_t seeds[64];
 	char ll_why[160];
 	int ret = -1, n_steps = 0;
+
+	double t_start = mono_ms();
 
 	pragma_verdict_init(v);
 	c.t = t;
@@ -410,6 +421,7 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 		goto done;
 	}
 	snprintf(v->so_path, sizeof(v->so_path), "%s", so.data);
+	pragma_debug("verify: source, flags and build took %.0f ms", mono_ms() - t_start);
 
 	/* 4. What it imports, before anything runs. */
 	if (pragma_symbols_read(so.data, &syms, &e2) < 0 || pragma_symbols_check(&syms, &e2) < 0) {
@@ -439,6 +451,7 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	if (pragma_ref_ensure(t, seeds, c.n_sets, c.sets, err) < 0 || make_work_dir(&c, err) < 0)
 		goto out;
 
+	pragma_debug("verify: reference data ready at %.0f ms", mono_ms() - t_start);
 	/* 6. The sandboxed run: out, rep, swap passes. */
 	steps = calloc((size_t)(3 * c.n_sets), sizeof(*steps));
 	for (int s = 0; s < c.n_sets; s++)
@@ -473,6 +486,11 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	v->sys_s = rr.sys_s;
 	v->maxrss_kb = rr.maxrss_kb;
 	if (!rr.ok) {
+		if (!strcmp(rr.status, "harness_error") && rr.calls == 0) {
+			/* Before the kernel ever ran: pragma's problem, not the kernel's. */
+			pragma_err_set(err, PRAGMA_E_INTERNAL, "the harness failed before calling the kernel: %s", rr.message);
+			goto out;
+		}
 		if (!strcmp(rr.status, "sandbox_error")) {
 			pragma_err_set(err, PRAGMA_E_ENV, "the harness could not enter its sandbox: %s", rr.message);
 			pragma_err_hint(err, "run 'pragma doctor'; --no-sandbox runs unconfined (for debugging only)");
@@ -482,15 +500,19 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 		goto done;
 	}
 
+	pragma_debug("verify: harness run done at %.0f ms (its wall %.0f ms)", mono_ms() - t_start, rr.wall_ms);
+	c.verify_wall_ms = rr.wall_ms;
 	/* 7. Compare here, where the reference lives. */
 	if (check_outputs(&c, c.n_sets > 1, err) < 0)
 		goto out;
+	pragma_debug("verify: comparison done at %.0f ms", mono_ms() - t_start);
 	if (v->status)
 		goto done;
 
 	/* 8. Timing (eval). */
 	if (o.time && verify_time(&c, so.data, err) < 0)
 		goto out;
+	pragma_debug("verify: all done at %.0f ms", mono_ms() - t_start);
 done:
 	ret = 0;
 out:

@@ -17,6 +17,7 @@ struct vctx {
 	const char *preload[16];
 	double atol, rtol;
 	int threads;
+	double verify_wall_ms;       /* the verification run (15 calls and checks) */
 };
 
 /* Set the verdict (first one wins); returns 0 for `return vreject(...)`. */
