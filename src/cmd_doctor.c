@@ -10,6 +10,7 @@
 #include "opts.h"
 #include "pragma/bridge.h"
 #include "pragma/build.h"
+#include "pragma/cuda.h"
 #include "pragma/fs.h"
 #include "pragma/proc.h"
 
@@ -198,37 +199,15 @@ static void check_perf(struct report *r)
 		check(r, "objdump", "warn", 0, "not found", "apt-get install binutils (the static collector needs it)");
 }
 
+/* The GPU path (lib/cuda): nvcc, the CUDA harness, runtime, device, ncu
+ * and counter permission, a CUDA torch. Optional: warn, never fail. */
 static void check_cuda(struct report *r)
 {
-	struct pragma_buf p = PRAGMA_BUF_INIT;
-	char d[256];
-	const char *nvcc = pragma_which("nvcc", &p) ? p.data
-			   : access("/usr/local/cuda/bin/nvcc", X_OK) == 0 ? "/usr/local/cuda/bin/nvcc" : NULL;
+	struct pragma_cuda_check c[16];
+	int n = pragma_cuda_doctor(c, 16, 1);
 
-	if (nvcc) {
-		const char *argv[] = { nvcc, "--version", NULL };
-		struct pragma_child c = PRAGMA_CHILD_INIT;
-		struct pragma_err e = PRAGMA_ERR_INIT;
-		const char *rel = NULL;
-		c.argv = argv;
-		c.timeout_ms = 20000;
-		if (pragma_child_run(&c, &e) == 0)
-			rel = strstr(c.out.data, "release ");
-		snprintf(d, sizeof(d), "%s (%.*s)", nvcc, rel ? (int)strcspn(rel, ",\n") : 7, rel ? rel : "unknown");
-		check(r, "cuda nvcc", "ok", 0, d, NULL);
-		pragma_child_release(&c);
-	} else {
-		check(r, "cuda nvcc", "warn", 0, "not found", "install the CUDA toolkit for --backend cuda");
-	}
-	if (access("/dev/nvidia0", F_OK) == 0)
-		check(r, "cuda device", "ok", 0, "/dev/nvidia0 present", NULL);
-	else
-		check(r, "cuda device", "warn", 0, "no CUDA device", "GPU candidates compile here but cannot run or be profiled");
-	if (pragma_which("ncu", &p) || access("/usr/local/cuda/bin/ncu", X_OK) == 0)
-		check(r, "cuda ncu", "ok", 0, "Nsight Compute found", NULL);
-	else
-		check(r, "cuda ncu", "warn", 0, "not found", "install Nsight Compute for GPU profiles");
-	pragma_buf_release(&p);
+	for (int i = 0; i < n; i++)
+		check(r, c[i].name, c[i].level, 0, c[i].detail, c[i].hint);
 }
 
 static void check_llm(struct report *r)

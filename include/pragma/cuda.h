@@ -380,6 +380,21 @@ struct pragma_cuda_profile_opts {
 int pragma_cuda_profile_run(const struct pragma_cuda_profile_opts *o, struct pragma_profile *p,
 			    struct pragma_err *err);
 
+/* --------------------------------------------------------------- doctor */
+
+struct pragma_cuda_check {
+	char name[32];               /* "cuda nvcc", "cuda device", ... */
+	char level[8];               /* "ok" or "warn" (the GPU path is optional) */
+	char detail[640];
+	char hint[512];
+};
+
+/* What the GPU path needs and whether this machine has it: nvcc, the CUDA
+ * harness, the runtime, a device (or why not), ncu and counter permission,
+ * and (with_torch: slow, imports torch) a CUDA torch. Fills up to cap
+ * checks; returns how many. */
+int pragma_cuda_doctor(struct pragma_cuda_check *c, int cap, int with_torch);
+
 /* ------------------------------------------------------------ baseline */
 
 /* Time the PyTorch baseline on the GPU (runtime/cuda/torch_cuda_time.py
@@ -389,6 +404,10 @@ int pragma_cuda_profile_run(const struct pragma_cuda_profile_opts *o, struct pra
  * {"ok", "times_ms", "config"}. */
 int pragma_cuda_torch_time(const struct pragma_task *t, const struct pragma_refset *sets, int n_sets, int warmup,
 			   int reps, int cold, json_t **out, struct pragma_err *err);
+/* runtime/cuda/torch_cuda_time.py: it takes the bridge's `time` command
+ * line (--serve included), so a caller that drives the bridge can swap the
+ * script. */
+int pragma_cuda_torch_script(struct pragma_buf *path, struct pragma_err *err);
 /* Does $PRAGMA_PYTHON's torch see a GPU? 1 yes, 0 no (why says so). */
 int pragma_cuda_torch_available(char *why, size_t len);
 
