@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "knowledge/knowledge_int.h"
+#include "pragma/cuda.h"
 #include "pragma/fs.h"
 
 static const char *str(json_t *o, const char *k)
@@ -142,10 +143,37 @@ static int load_dir(struct pragma_knowledge *kb, const char *dir, enum pragma_ke
 	return ret;
 }
 
+/* One compendium directory: metrics/, playbooks.json, reference/. */
+static int load_tree(struct pragma_knowledge *kb, const char *dir, int must_exist, struct pragma_err *err)
+{
+	struct pragma_buf sub = PRAGMA_BUF_INIT;
+	int ret = -1;
+
+	pragma_buf_addf(&sub, "%s/metrics", dir);
+	if (load_dir(kb, sub.data, PRAGMA_KENTRY_METRIC, "entries", must_exist, err) < 0)
+		goto out;
+	pragma_buf_reset(&sub);
+	pragma_buf_addf(&sub, "%s/playbooks.json", dir);
+	if (pragma_path_exists(sub.data) && load_file(kb, sub.data, PRAGMA_KENTRY_PLAYBOOK, "playbooks", err) < 0)
+		goto out;
+	pragma_buf_reset(&sub);
+	pragma_buf_addf(&sub, "%s/reference", dir);
+	if (load_dir(kb, sub.data, PRAGMA_KENTRY_REFERENCE, "entries", 0, err) < 0)
+		goto out;
+	ret = 0;
+out:
+	pragma_buf_release(&sub);
+	return ret;
+}
+
 int pragma_knowledge_open(struct pragma_knowledge **out, const char *dir, struct pragma_err *err)
 {
 	struct pragma_knowledge *kb = calloc(1, sizeof(*kb));
-	struct pragma_buf d = PRAGMA_BUF_INIT, sub = PRAGMA_BUF_INIT;
+	struct pragma_buf d = PRAGMA_BUF_INIT;
+	char **subs = NULL;
+	size_t n_subs = 0;
+	DIR *dd;
+	struct dirent *de;
 
 	*out = NULL;
 	if (!kb)
@@ -155,24 +183,46 @@ int pragma_knowledge_open(struct pragma_knowledge **out, const char *dir, struct
 	else if (pragma_data_path("knowledge", &d, err) < 0)
 		goto fail;
 	kb->dir = strdup(d.data);
-	pragma_buf_addf(&sub, "%s/metrics", d.data);
-	if (load_dir(kb, sub.data, PRAGMA_KENTRY_METRIC, "entries", 1, err) < 0)
+	if (load_tree(kb, d.data, 1, err) < 0)
 		goto fail;
-	pragma_buf_reset(&sub);
-	pragma_buf_addf(&sub, "%s/playbooks.json", d.data);
-	if (pragma_path_exists(sub.data) && load_file(kb, sub.data, PRAGMA_KENTRY_PLAYBOOK, "playbooks", err) < 0)
-		goto fail;
-	pragma_buf_reset(&sub);
-	pragma_buf_addf(&sub, "%s/reference", d.data);
-	if (load_dir(kb, sub.data, PRAGMA_KENTRY_REFERENCE, "entries", 0, err) < 0)
-		goto fail;
+	/* A backend's own compendium in a subdirectory (knowledge/gpu: the
+	 * CUDA backend's metrics and playbooks) joins this one. */
+	if ((dd = opendir(d.data))) {
+		while ((de = readdir(dd))) {
+			char *p;
+			if (de->d_name[0] == '.' || !strcmp(de->d_name, "metrics") || !strcmp(de->d_name, "reference"))
+				continue;
+			if (asprintf(&p, "%s/%s", d.data, de->d_name) < 0)
+				abort();
+			if (!pragma_is_dir(p)) {
+				free(p);
+				continue;
+			}
+			subs = realloc(subs, (n_subs + 1) * sizeof(*subs));
+			if (!subs)
+				abort();
+			subs[n_subs++] = p;
+		}
+		closedir(dd);
+	}
+	if (n_subs)
+		qsort(subs, n_subs, sizeof(*subs), cmp_str);
+	for (size_t i = 0; i < n_subs; i++) {
+		int rc = load_tree(kb, subs[i], 0, err);
+		free(subs[i]);
+		if (rc < 0) {
+			for (size_t k = i + 1; k < n_subs; k++)
+				free(subs[k]);
+			free(subs);
+			goto fail;
+		}
+	}
+	free(subs);
 	pragma_buf_release(&d);
-	pragma_buf_release(&sub);
 	*out = kb;
 	return 0;
 fail:
 	pragma_buf_release(&d);
-	pragma_buf_release(&sub);
 	pragma_knowledge_free(kb);
 	return -1;
 }
@@ -220,11 +270,16 @@ const struct pragma_kentry *pragma_knowledge_get(const struct pragma_knowledge *
 	return NULL;
 }
 
+/* The CPU diagnosis's names and the CUDA backend's (lib/cuda/diagnose.c). */
 static int is_bottleneck(const char *name)
 {
 	size_t n;
 	const char *const *b = pragma_bottleneck_names(&n);
 
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(b[i], name))
+			return 1;
+	b = pragma_gpu_bottleneck_names(&n);
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(b[i], name))
 			return 1;
@@ -245,6 +300,10 @@ int pragma_knowledge_check(const struct pragma_knowledge *kb, struct pragma_buf 
 	for (size_t i = 0; i < nb; i++)
 		if (!pragma_knowledge_get(kb, PRAGMA_KENTRY_PLAYBOOK, bn[i]))
 			PROBLEM("bottleneck %s (diagnosis) has no playbook", bn[i]);
+	bn = pragma_gpu_bottleneck_names(&nb);
+	for (size_t i = 0; i < nb; i++)
+		if (!pragma_knowledge_get(kb, PRAGMA_KENTRY_PLAYBOOK, bn[i]))
+			PROBLEM("bottleneck %s (GPU diagnosis) has no playbook", bn[i]);
 	for (size_t i = 0; i < kb->n; i++) {
 		const struct pragma_kentry *e = &kb->e[i];
 		const struct pragma_metric_def *d;
