@@ -5,10 +5,11 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "pragma/cuda.h"
 #include "pragma/verify.h"
 
 static const char verify_usage[] =
-	"usage: pragma verify TASK KERNEL.c [--json] [--set NAME=VALUE]... [--sets N]\n"
+	"usage: pragma verify TASK KERNEL.c|KERNEL.cu [--json] [--set NAME=VALUE]... [--sets N]\n"
 	"                     [--flags \"-funroll-loops ...\"] [--cc gcc|clang] [--atol X] [--rtol X]\n"
 	"                     [--timeout SECONDS] [--threads N] [--keep] [--work-dir DIR]\n"
 	"\n"
@@ -27,7 +28,10 @@ static const char verify_usage[] =
 	"  --timeout S     deadline for the harness run (default 60)\n"
 	"  --threads N     threads (default: all usable cores)\n"
 	"  --keep          keep the work directory (outputs, request, logs)\n"
-	"  --no-sandbox    no seccomp/Landlock (debugging only; the verdict says so)\n";
+	"  --no-sandbox    no seccomp/Landlock (debugging only; the verdict says so)\n"
+	"  --backend B     cpu (C via gcc/clang) or cuda (CUDA C via nvcc, run on the GPU);\n"
+	"                  default: cuda for a .cu file, else cpu. Without a GPU a CUDA kernel is\n"
+	"                  built and checked (imports, ptxas resources), then stops: no_device, exit 3\n";
 
 static const char eval_usage[] =
 	"usage: pragma eval TASK KERNEL.c [verify options] [--rounds N] [--reps N] [--warmup N]\n"
@@ -55,6 +59,7 @@ static const char eval_usage[] =
 struct vflags {
 	struct pragma_verify_opts o;
 	int eval;
+	int backend_set;
 };
 
 static int num_arg(int argc, char **argv, int i, double lo, double hi, double *out)
@@ -120,6 +125,17 @@ static int extra(int argc, char **argv, int i, void *ctx)
 	if (!strcmp(a, "--keep")) {
 		o->keep = 1;
 		return 1;
+	}
+	if (!strcmp(a, "--backend")) {
+		struct pragma_err e = PRAGMA_ERR_INIT;
+		enum pragma_backend b;
+		if (i + 1 >= argc)
+			return cli_usage_error("--backend needs cpu or cuda"), -1;
+		if (pragma_backend_parse(argv[i + 1], &b, &e) < 0)
+			return cli_usage_error("%s (%s)", e.msg, e.hint), -1;
+		o->backend = (int)b;
+		f->backend_set = 1;
+		return 2;
 	}
 	if (!strcmp(a, "--no-sandbox")) {
 		o->no_sandbox = 1;
@@ -218,6 +234,8 @@ int verify_command(int argc, char **argv, int eval)
 	if (o.n_positional != 2)
 		return cli_usage_error("%s needs TASK and KERNEL.c\n%s", argv[0], eval ? eval_usage : verify_usage);
 	f.o.time = eval;
+	if (!f.backend_set)
+		f.o.backend = (int)pragma_backend_from_path(o.positional[1]);
 	pragma_verdict_init(&v);
 	if (pragma_task_resolve(o.positional[0], &path, &err) < 0)
 		goto fail;
@@ -232,10 +250,22 @@ int verify_command(int argc, char **argv, int eval)
 		json_t *j = pragma_verdict_json(&v);
 		json_object_set_new(j, "kernel", json_string(o.positional[1]));
 		json_object_set_new(j, "kind", json_string(t.kind == PRAGMA_TASK_NATIVE ? "native" : "kernelbench"));
+		json_object_set_new(j, "backend", json_string(pragma_backend_name((enum pragma_backend)f.o.backend)));
+		if (f.o.backend == PRAGMA_BACKEND_CUDA && v.status != PRAGMA_V_COMPILE_ERROR)
+			json_object_set_new(j, "resources", pragma_ptxas_json(v.compile_log.data));
 		cli_print_json(j);
 	} else {
 		print_human(&v, &t, o.positional[1], eval);
-		if (v.status != PRAGMA_V_OK) {
+		if (f.o.backend == PRAGMA_BACKEND_CUDA && v.compile_log.len && v.status != PRAGMA_V_COMPILE_ERROR) {
+			struct pragma_buf res = PRAGMA_BUF_INIT;
+			pragma_ptxas_text(v.compile_log.data, &res);
+			printf("ptxas:     %s", res.len ? res.data : "(no kernels reported)\n");
+			pragma_buf_release(&res);
+		}
+		if (v.status == PRAGMA_V_NO_DEVICE) {
+			fprintf(stderr, "pragma: stopped: no_device: %s\n", v.message);
+			fprintf(stderr, "Hint: %s\n", pragma_vstatus_hint(v.status));
+		} else if (v.status != PRAGMA_V_OK) {
 			fprintf(stderr, "pragma: rejected: %s: %s\n", pragma_vstatus_name(v.status), v.message);
 			fprintf(stderr, "Hint: %s\n", pragma_vstatus_hint(v.status));
 			if (v.status == PRAGMA_V_COMPILE_ERROR && v.compile_log.len)
@@ -245,7 +275,8 @@ int verify_command(int argc, char **argv, int eval)
 			printf("status:    ok\n");
 		}
 	}
-	rc = v.status == PRAGMA_V_OK ? 0 : 1;
+	/* No device is the environment's problem, not the kernel's (DESIGN 3.9). */
+	rc = v.status == PRAGMA_V_OK ? 0 : v.status == PRAGMA_V_NO_DEVICE ? 3 : 1;
 	pragma_verdict_release(&v);
 	pragma_task_release(&t);
 	free(path);

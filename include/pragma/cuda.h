@@ -146,6 +146,12 @@ void pragma_ptxas_release(struct pragma_ptxas_report *r);
  * spill bytes; the number of kernels) and a note per kernel. */
 void pragma_ptxas_metrics(const struct pragma_ptxas_report *r, struct pragma_profile *p);
 
+/* The report of nvcc's output as JSON ({"kernels": [{kernel, arch,
+ * registers, smem_bytes, stack_bytes, spill_stores, spill_loads,
+ * barriers}], "warnings": [...]}) and as one line per kernel. */
+json_t *pragma_ptxas_json(const char *log);
+void pragma_ptxas_text(const char *log, struct pragma_buf *out);
+
 /* -------------------------------------------------------------- symbols */
 
 /* The CUDA runtime functions a kernel may import (launch and

@@ -56,6 +56,7 @@ struct pragma_run_opts {
 	int final_settle_ms;         /* after the last call, the same */
 	int save_timed;              /* time/serve: keep the last timed call's outputs per set (timed_NNN.npy) */
 	const char *const *preload;  /* sonames loaded before the sandbox (NULL-terminated) */
+	const char *harness;         /* NULL: pragma-harness; CUDA kernels: pragma-cuda-harness (same protocol, issue 8) */
 	int no_landlock, no_seccomp; /* tests and diagnosis only */
 };
 

@@ -44,6 +44,7 @@ enum pragma_vstatus {
 	PRAGMA_V_TIMED_MISMATCH,     /* right while verified, wrong while timed */
 	PRAGMA_V_IMPOSSIBLE_SPEED,   /* faster than the memory system allows */
 	PRAGMA_V_SANDBOX_ERROR,      /* the harness could not confine itself */
+	PRAGMA_V_NO_DEVICE,          /* CUDA: built and checked, but no device to run on (an environment problem) */
 	PRAGMA_V__COUNT
 };
 
@@ -76,6 +77,7 @@ struct pragma_verify_opts {
 	double speed_margin;         /* impossible_speed when achieved GB/s > margin x peak; 0: 1.5 */
 	int max_attempts;            /* per round and side, when other processes disturbed it; 0: 4 */
 	int max_wait_ms;             /* total wait for a quiet machine before rounds; 0: 20 s, < 0: none */
+	int backend;                 /* enum pragma_backend (pragma/cuda.h): 0 C on the CPU, 1 CUDA (nvcc, GPU) */
 };
 
 #define PRAGMA_VERIFY_DEFAULTS { .atol = -1, .rtol = -1, .warmup = 3, .rounds = 15, .reps = 5, .cold = 1 }

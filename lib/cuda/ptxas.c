@@ -187,3 +187,38 @@ void pragma_ptxas_metrics(const struct pragma_ptxas_report *r, struct pragma_pro
 	pragma_profile_set(p, "static.gpu_stack_bytes", (double)stack, "static");
 	pragma_profile_set(p, "static.gpu_spill_bytes", (double)spills, "static");
 }
+
+json_t *pragma_ptxas_json(const char *log)
+{
+	struct pragma_ptxas_report r;
+	json_t *a = json_array(), *o;
+
+	pragma_ptxas_parse(log ? log : "", &r);
+	for (int i = 0; i < r.n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:i}", "kernel", r.k[i].name,
+						   "arch", r.k[i].arch, "registers", r.k[i].registers, "smem_bytes",
+						   (json_int_t)r.k[i].smem_bytes, "stack_bytes", (json_int_t)r.k[i].stack_bytes,
+						   "spill_stores", (json_int_t)r.k[i].spill_stores, "spill_loads",
+						   (json_int_t)r.k[i].spill_loads, "barriers", r.k[i].barriers));
+	o = json_pack("{s:o}", "kernels", a);
+	if (r.n_warnings) {
+		json_t *w = json_array();
+		for (int i = 0; i < r.n_warnings; i++)
+			json_array_append_new(w, json_string(r.warnings[i]));
+		json_object_set_new(o, "warnings", w);
+	}
+	pragma_ptxas_release(&r);
+	return o;
+}
+
+void pragma_ptxas_text(const char *log, struct pragma_buf *out)
+{
+	struct pragma_ptxas_report r;
+
+	pragma_ptxas_parse(log ? log : "", &r);
+	for (int i = 0; i < r.n; i++)
+		pragma_buf_addf(out, "%s (%s): %d registers, %ld B shared, %ld B stack, %ld/%ld B spill stores/loads\n",
+				r.k[i].name, r.k[i].arch, r.k[i].registers, r.k[i].smem_bytes, r.k[i].stack_bytes,
+				r.k[i].spill_stores, r.k[i].spill_loads);
+	pragma_ptxas_release(&r);
+}

@@ -363,6 +363,16 @@ static void sweep_kmp_registrations(void)
 	closedir(d);
 }
 
+/* The harness binary: the caller's (the CUDA harness), else pragma-harness. */
+static int harness_for(const struct pragma_run_opts *o, struct pragma_buf *out, struct pragma_err *err)
+{
+	if (!o->harness)
+		return pragma_harness_path(out, err);
+	pragma_buf_reset(out);
+	pragma_buf_adds(out, o->harness);
+	return 0;
+}
+
 static void child_env(const struct pragma_run_opts *o, struct pragma_buf *omp, const char **env)
 {
 	pragma_buf_reset(omp);
@@ -386,7 +396,7 @@ int pragma_run_kernel(const struct pragma_run_opts *o, struct pragma_run_result 
 
 	memset(r, 0, sizeof(*r));
 	r->syscall_nr = -1;
-	if (write_request(o, o->time_mode ? "time" : "run", &req_path, err) < 0 || pragma_harness_path(&harness, err) < 0)
+	if (write_request(o, o->time_mode ? "time" : "run", &req_path, err) < 0 || harness_for(o, &harness, err) < 0)
 		goto out;
 	argv[0] = harness.data;
 	argv[1] = req_path.data;
@@ -594,7 +604,7 @@ int pragma_run_serve_start(const struct pragma_run_opts *o, struct pragma_run_se
 	pragma_buf_init(&s->in);
 	s->c = (struct pragma_child)PRAGMA_CHILD_INIT;
 	s->to = s->from = -1;
-	if (write_request(&so, "serve", &s->req_path, err) < 0 || pragma_harness_path(&s->harness, err) < 0)
+	if (write_request(&so, "serve", &s->req_path, err) < 0 || harness_for(o, &s->harness, err) < 0)
 		goto fail;
 	s->argv[0] = s->harness.data;
 	s->argv[1] = s->req_path.data;

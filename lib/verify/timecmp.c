@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "pragma/bridge.h"
+#include "pragma/cuda.h"
 #include "pragma/fs.h"
 #include "pragma/log.h"
 #include "pragma/machine.h"
@@ -152,6 +153,18 @@ static int bridge_start(struct bridge *b, struct vctx *c, int warmup, struct pra
 	pragma_buf_init(&b->dirs);
 	if (pragma_data_path("bridge/pragma_bridge.py", &b->script, err) < 0)
 		return -1;
+	/* CUDA backend (issue 8): PyTorch on the same GPU when the bridge's
+	 * Python has a CUDA torch (same command line, CUDA events inside). */
+	if (c->harness) {
+		char why[512];
+		if (pragma_cuda_torch_available(why, sizeof(why))) {
+			pragma_buf_reset(&b->script);
+			if (pragma_cuda_torch_script(&b->script, err) < 0)
+				return -1;
+		} else {
+			vwarn(c->v, "the PyTorch baseline ran on the CPU: %.300s", why);
+		}
+	}
 	for (int s = 0; s < c->n_sets; s++)
 		pragma_buf_addf(&b->dirs, "%s%s", s ? "," : "", c->sets[s].dir);
 	snprintf(b->warm, sizeof(b->warm), "%d", warmup);
@@ -507,6 +520,12 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 	pragma_debug("eval: baseline process ready after %.0f ms", mono_ms() - t_start);
 	/* The candidate's process. */
 	harness_opts(c, &cand.ro, cand_so, "timing", c->preload, &cdir);
+	if (c->harness) {
+		/* CUDA backend: the CUDA harness, no address-space or CPU-time cap. */
+		cand.ro.harness = c->harness;
+		c->cuda_limits.cpu_seconds = 0;
+		cand.ro.limits = cand.ro.sandbox ? &c->cuda_limits : NULL;
+	}
 	cand.ro.save_timed = 1;
 	cand.ro.final_settle_ms = 20;
 	if (pragma_run_serve_start(&cand.ro, &cand.h, &cand.rr, err) < 0)
@@ -638,7 +657,19 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 			v->gflops = c->t->flops / v->cand.stats.median / 1e6;
 	}
 	pragma_debug("eval: timed outputs checked after %.0f ms", mono_ms() - t_start);
-	if (pragma_machine_load(&m, 0, &merr) < 0) {
+	int gpu_peaks = 0;
+	if (c->harness) {
+		/* CUDA backend: the GPU's peaks (datasheet or clocks), its L2 as the cache. */
+		struct pragma_gpu_model gm;
+		if (pragma_gpu_model_load(0, &gm, &merr) == 0 && gm.peak_gbs > 0) {
+			memset(&m, 0, sizeof(m));
+			m.peak_gbs = gm.peak_gbs;
+			m.peak_gflops = gm.peak_fp32_gflops;
+			m.llc_bytes = (uint64_t)gm.dev.l2_bytes;
+			gpu_peaks = 1;
+		}
+	}
+	if (!gpu_peaks && pragma_machine_load(&m, 0, &merr) < 0) {
 		vwarn(v, "no machine peaks (%s): impossible_speed not checked", merr.msg);
 	} else {
 		double margin = o->speed_margin > 0 ? o->speed_margin : 1.5;

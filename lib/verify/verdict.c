@@ -46,6 +46,8 @@ static const struct {
 					"the measured time is below what moving the data needs: the work happened "
 					"outside the timed call or was skipped" },
 	[PRAGMA_V_SANDBOX_ERROR] = { "sandbox_error", "pragma could not confine the harness (run pragma doctor)" },
+	[PRAGMA_V_NO_DEVICE] = { "no_device", "the kernel built and passed the static checks; run it on a machine "
+					      "with an NVIDIA GPU ('pragma doctor' lists what the GPU path needs)" },
 };
 
 const char *pragma_vstatus_name(enum pragma_vstatus s)

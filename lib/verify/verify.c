@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "pragma/cuda.h"
 #include "pragma/fs.h"
 #include "pragma/hash.h"
 #include "pragma/log.h"
@@ -362,6 +363,9 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	uint64_t seeds[64];
 	char ll_why[160];
 	int ret = -1, n_steps = 0;
+	/* CUDA backend (issue 8): nvcc, the CUDA import list, the CUDA harness. */
+	int cuda = o.backend == PRAGMA_BACKEND_CUDA;
+	struct pragma_buf cuda_harness = PRAGMA_BUF_INIT;
 
 	double t_start = mono_ms();
 
@@ -394,8 +398,12 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 		goto done;
 
 	/* 2. Flags: the kernel's own "// pragma:flags" lines, then the caller's. */
-	if (pragma_flags_from_source(&flags, src.data, src.len, &e2) < 0 ||
-	    (o.flags && pragma_flags_add(&flags, o.flags, &e2) < 0)) {
+	if (cuda ? pragma_nvcc_flags_from_source(&flags, src.data, src.len,
+						 pragma_cuda_fast_math_allowed(c.atol, c.rtol), &e2) < 0 ||
+			   (o.flags && pragma_nvcc_flags_add(&flags, o.flags, pragma_cuda_fast_math_allowed(c.atol, c.rtol),
+							     &e2) < 0)
+		 : pragma_flags_from_source(&flags, src.data, src.len, &e2) < 0 ||
+			   (o.flags && pragma_flags_add(&flags, o.flags, &e2) < 0)) {
 		vreject(v, PRAGMA_V_FORBIDDEN_FLAG, "%s", e2.msg);
 		goto done;
 	}
@@ -412,7 +420,12 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 		 pragma_compiler_version(o.compiler ? o.compiler :
 				         getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ? getenv("PRAGMA_CC") : "gcc"));
 	v->compile_jailed = bo.confine && pragma_landlock_abi(NULL, 0) > 0;
-	if (pragma_build_cached_log(kernel_path, &bo, &so, &v->compile_log, &e2) < 0) {
+	if (cuda)
+		snprintf(v->compiler, sizeof(v->compiler), "%s", pragma_cuda_compiler_version());
+	if (cuda ? pragma_cuda_build_cached(kernel_path,
+					    &(struct pragma_cuda_build_opts){ .flags = bo.flags, .confine = bo.confine }, &so,
+					    &v->compile_log, &e2) < 0
+		 : pragma_build_cached_log(kernel_path, &bo, &so, &v->compile_log, &e2) < 0) {
 		if (e2.kind != PRAGMA_E_NEGATIVE) {
 			*err = e2;
 			goto out;
@@ -424,7 +437,8 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	pragma_debug("verify: source, flags and build took %.0f ms", mono_ms() - t_start);
 
 	/* 4. What it imports, before anything runs. */
-	if (pragma_symbols_read(so.data, &syms, &e2) < 0 || pragma_symbols_check(&syms, &e2) < 0) {
+	if (pragma_symbols_read(so.data, &syms, &e2) < 0 ||
+	    (cuda ? pragma_cuda_symbols_check(so.data, &e2) : pragma_symbols_check(&syms, &e2)) < 0) {
 		if (e2.kind != PRAGMA_E_NEGATIVE) {
 			*err = e2;
 			goto out;
@@ -434,8 +448,9 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	}
 	/* Constructors run at dlopen, inside the sandbox. Without Landlock
 	 * that sandbox still lets files be opened at that point, so refuse
-	 * them there (gcc's own frame_dummy is one entry). */
-	if (!o.no_sandbox && pragma_landlock_abi(ll_why, sizeof(ll_why)) == 0 && syms.init_entries > 1) {
+	 * them there (gcc's own frame_dummy is one entry; nvcc adds the fat
+	 * binary's registration). */
+	if (!o.no_sandbox && pragma_landlock_abi(ll_why, sizeof(ll_why)) == 0 && syms.init_entries > 1 + cuda) {
 		vreject(v, PRAGMA_V_LINK_FORBIDDEN,
 			"the kernel has constructors (%d init entries), and without Landlock (%s) they cannot be "
 			"confined; remove __attribute__((constructor))",
@@ -443,6 +458,21 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 		goto done;
 	}
 	pragma_symbols_preload(&syms, c.preload, 16);
+	if (cuda) {
+		/* The C++ runtime nvcc's host code needs; then a device, or stop
+		 * here with what the static checks found (exit 3, not a rejection). */
+		int i = 0;
+		for (; i < 15 && pragma_cuda_preload()[i]; i++)
+			c.preload[i] = pragma_cuda_preload()[i];
+		c.preload[i] = NULL;
+		if (pragma_cuda_require_device(&e2) < 0) {
+			vreject(v, PRAGMA_V_NO_DEVICE, "%s", e2.msg);
+			goto done;
+		}
+		if (pragma_cuda_harness_path(&cuda_harness, err) < 0)
+			goto out;
+		c.harness = cuda_harness.data;
+	}
 
 	/* 5. Reference data. */
 	c.sets = calloc((size_t)c.n_sets, sizeof(*c.sets));
@@ -474,6 +504,11 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	ro.settle_us = 2000;
 	ro.final_settle_ms = 20;
 	ro.preload = c.preload;
+	if (cuda) {
+		ro.harness = c.harness;
+		pragma_cuda_run_limits(&ro, &c.cuda_limits);
+		ro.limits = ro.sandbox ? &c.cuda_limits : NULL;
+	}
 	if (pragma_run_kernel(&ro, &rr, err) < 0)
 		goto out;
 	take_sandbox(v, rr.sandbox);
@@ -521,6 +556,7 @@ out:
 	if (c.work[0] && !o.keep && !o.work_dir)
 		v->work_dir[0] = '\0';
 	pragma_run_result_release(&rr);
+	pragma_buf_release(&cuda_harness);
 	pragma_symbols_release(&syms);
 	pragma_flags_release(&flags);
 	pragma_buf_release(&src);

@@ -18,6 +18,10 @@ struct vctx {
 	double atol, rtol;
 	int threads;
 	double verify_wall_ms;       /* the verification run (15 calls and checks) */
+	/* CUDA backend (issue 8): the CUDA harness and its limits (no
+	 * address-space limit); NULL harness for C kernels. */
+	const char *harness;
+	struct pragma_rlimits cuda_limits;
 };
 
 /* Set the verdict (first one wins); returns 0 for `return vreject(...)`. */

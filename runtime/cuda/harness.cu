@@ -688,7 +688,11 @@ int main(int argc, char **argv)
 	dev = (int)jint(req, "device", 0);
 	profile_calls = (int)jint(req, "profile_calls", 1);
 
-	/* 0. CUDA: a device, a context, events. */
+	/* 0. CUDA: a device, a context, events. No JIT cache on disk (the
+	 * sandbox forbids the writes anyway); modules load eagerly, when the
+	 * kernel's fat binary registers at dlopen, not at its first launch. */
+	setenv("CUDA_CACHE_DISABLE", "1", 1);
+	setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 	e = cudaGetDeviceCount(&ndev);
 	if (e != cudaSuccess || ndev <= 0)
 		fail("no_device", "no CUDA device: %s", e != cudaSuccess ? cudaGetErrorString(e) : "none visible");
