@@ -221,6 +221,15 @@ int cmd_profile(int argc, char **argv)
 		json_t *res = json_pack("{s:s, s:s, s:s}", "status", "ok", "task", t.name, "kernel", o.positional[1]);
 		json_object_update_new(res, pragma_profile_json(&p, extra_list, n_extra));
 		json_object_set_new(res, "diagnosis", pragma_diagnosis_json(&d));
+		{
+			/* the same profile as a table, for logs and prompts */
+			struct pragma_buf tb = PRAGMA_BUF_INIT;
+			pragma_profile_table(&p, extra_list, n_extra, &tb);
+			pragma_buf_adds(&tb, "\ndiagnosis\n");
+			pragma_diagnosis_text(&d, &tb);
+			json_object_set_new(res, "table", json_string(tb.data));
+			pragma_buf_release(&tb);
+		}
 		if (have_best)
 			json_object_set_new(res, "comparison", pragma_profile_compare_json(&best, &p));
 		if (f.explain) {

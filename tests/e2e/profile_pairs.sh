@@ -30,7 +30,8 @@ prof() {
 	if [ -n "${PRAGMA_PROFILE_TABLES:-}" ]; then
 		mkdir -p "$PRAGMA_PROFILE_TABLES"
 		cp "$W/$name.json" "$PRAGMA_PROFILE_TABLES/$name.json"
-		"$PRAGMA" profile "$@" >"$PRAGMA_PROFILE_TABLES/$name.txt" 2>&1
+		$PY -c "import json,sys; print(json.load(open(sys.argv[1])).get('table',''))" "$W/$name.json" \
+			>"$PRAGMA_PROFILE_TABLES/$name.txt"
 	fi
 }
 # check DESC EXPR: a and b are two profiles' metric values by name (m(a,'x')),
