@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "opts.h"
 #include "pragma/build.h"
+#include "pragma/cuda.h"
 #include "pragma/diagnose.h"
 #include "pragma/fs.h"
 #include "pragma/knowledge.h"
@@ -40,10 +41,14 @@ static const char usage[] =
 	"                      or [profile] sim_budget in the config)\n"
 	"  --baseline          also time the task's reference and report the speedup\n"
 	"  --compare FILE      compare with a profile saved by --json (the best so far)\n"
-	"  --explain           print the compendium entries for what is shown\n";
+	"  --explain           print the compendium entries for what is shown\n"
+	"  --backend B         cpu or cuda (default: cuda for a .cu file). CUDA: ptxas resources\n"
+	"                      (static), CUDA-event timing, the GPU roofline and Nsight Compute (ncu:\n"
+	"                      gpu.*; extra raw ncu metrics as ncu:NAME); without a GPU it reports\n"
+	"                      the static analysis and stops with 'no CUDA device' (exit 3)\n";
 
 struct flags {
-	const char *metrics, *collectors, *compare;
+	const char *metrics, *collectors, *compare, *backend;
 	int threads, reps, warmup, warm, sets, baseline, explain;
 	double sim_budget;
 };
@@ -80,6 +85,8 @@ static int extra(int argc, char **argv, int i, void *ctx)
 		return str_arg(argc, argv, i, &f->collectors);
 	if (!strcmp(argv[i], "--compare"))
 		return str_arg(argc, argv, i, &f->compare);
+	if (!strcmp(argv[i], "--backend"))
+		return str_arg(argc, argv, i, &f->backend);
 	if (!strcmp(argv[i], "--threads"))
 		return int_arg(argc, argv, i, &f->threads);
 	if (!strcmp(argv[i], "--reps"))
@@ -138,6 +145,10 @@ int cmd_profile(int argc, char **argv)
 	uint64_t seeds[64];
 	char *path = NULL;
 	json_t *best_json = NULL;
+	/* CUDA backend (issue 8): lib/cuda's collectors; without a device the
+	 * static analysis is shown, then exit 3. */
+	enum pragma_backend backend = PRAGMA_BACKEND_CPU;
+	int stopped = 0;
 
 	if (cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
@@ -153,8 +164,19 @@ int cmd_profile(int argc, char **argv)
 	po.collectors = PRAGMA_COL_CPU_ALL;
 	if (f.collectors && pragma_collectors_parse(f.collectors, &po.collectors, &err) < 0)
 		goto fail;
-	if (pragma_profile_check_extra(extra_list, n_extra, &err) < 0)
+	backend = pragma_backend_from_path(o.positional[1]);
+	if (f.backend && pragma_backend_parse(f.backend, &backend, &err) < 0)
 		goto fail;
+	{
+		/* Raw ncu metrics (ncu:NAME) are the CUDA collector's to check. */
+		const char *chk[64];
+		size_t n_chk = 0;
+		for (size_t i = 0; i < n_extra; i++)
+			if (!(backend == PRAGMA_BACKEND_CUDA && !strncmp(extra_list[i], "ncu:", 4)))
+				chk[n_chk++] = extra_list[i];
+		if (pragma_profile_check_extra(chk, n_chk, &err) < 0)
+			goto fail;
+	}
 	if (!pragma_path_exists(o.positional[1])) {
 		pragma_err_set(&err, PRAGMA_E_INPUT, "no such kernel source: %s", o.positional[1]);
 		goto fail;
@@ -181,7 +203,7 @@ int cmd_profile(int argc, char **argv)
 		seeds[i] = pragma_ref_seed(i);
 	if (pragma_ref_ensure(&t, seeds, f.sets, sets, &err) < 0)
 		goto fail;
-	if (po.collectors & PRAGMA_COL_ROOFLINE) {
+	if ((po.collectors & PRAGMA_COL_ROOFLINE) && backend != PRAGMA_BACKEND_CUDA) {
 		struct pragma_err e = PRAGMA_ERR_INIT;
 		have_m = pragma_machine_load(&m, 0, &e) == 0;
 	}
@@ -199,9 +221,21 @@ int cmd_profile(int argc, char **argv)
 	po.sim_budget_s = f.sim_budget;
 	po.machine = have_m ? &m : NULL;
 	po.check_outputs = 1;
-	if (pragma_profile_run(&po, &p, &err) < 0)
+	if (backend == PRAGMA_BACKEND_CUDA) {
+		struct pragma_cuda_profile_opts co = { .task = &t, .kernel_src = o.positional[1], .sets = sets,
+						       .n_sets = f.sets, .extra = extra_list, .n_extra = n_extra,
+						       .collectors = f.collectors ? po.collectors : 0, .warmup = f.warmup,
+						       .reps = f.reps, .warm = f.warm };
+		if (pragma_cuda_profile_run(&co, &p, &err) < 0) {
+			if (err.kind != PRAGMA_E_ENV || !p.n)
+				goto fail;
+			stopped = 1; /* no device: show what the static analysis found */
+		}
+		if (f.baseline && !stopped && pragma_cuda_profile_baseline(&t, sets, f.sets, f.warm, &p, &err) < 0)
+			goto fail;
+	} else if (pragma_profile_run(&po, &p, &err) < 0)
 		goto fail;
-	if (f.baseline) {
+	if (f.baseline && backend != PRAGMA_BACKEND_CUDA) {
 		struct pragma_timing_opts to = PRAGMA_TIMING_DEFAULTS;
 		struct pragma_baseline b = { 0 };
 		double med;
@@ -216,9 +250,15 @@ int cmd_profile(int argc, char **argv)
 		pragma_baseline_release(&b);
 	}
 	pragma_diagnose(&p, have_m ? &m : NULL, &d);
+	if (backend == PRAGMA_BACKEND_CUDA)
+		pragma_cuda_diagnose(&p, &d);
 
 	if (o.json) {
-		json_t *res = json_pack("{s:s, s:s, s:s}", "status", "ok", "task", t.name, "kernel", o.positional[1]);
+		json_t *res = json_pack("{s:s, s:s, s:s}", "status", stopped ? "no_device" : "ok", "task", t.name, "kernel",
+					o.positional[1]);
+		json_object_set_new(res, "backend", json_string(pragma_backend_name(backend)));
+		if (stopped)
+			json_object_set_new(res, "message", json_string(err.msg));
 		json_object_update_new(res, pragma_profile_json(&p, extra_list, n_extra));
 		json_object_set_new(res, "diagnosis", pragma_diagnosis_json(&d));
 		{
@@ -246,10 +286,14 @@ int cmd_profile(int argc, char **argv)
 	} else {
 		struct pragma_buf out = PRAGMA_BUF_INIT;
 		printf("task:     %s (%s)\n", t.name, t.category);
-		printf("kernel:   %s, built by %s -O3 -march=native -fopenmp, %d thread%s of %d cores\n\n",
-		       o.positional[1], pragma_compiler_version(getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ?
-								getenv("PRAGMA_CC") : "gcc"),
-		       p.threads, p.threads == 1 ? "" : "s", p.cores);
+		if (backend == PRAGMA_BACKEND_CUDA)
+			printf("kernel:   %s, built by %s -O3 -arch=%s\n\n", o.positional[1], pragma_cuda_compiler_version(),
+			       pragma_cuda_default_arch());
+		else
+			printf("kernel:   %s, built by %s -O3 -march=native -fopenmp, %d thread%s of %d cores\n\n",
+			       o.positional[1], pragma_compiler_version(getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ?
+									getenv("PRAGMA_CC") : "gcc"),
+			       p.threads, p.threads == 1 ? "" : "s", p.cores);
 		pragma_profile_table(&p, extra_list, n_extra, &out);
 		fputs(out.data, stdout);
 		pragma_buf_reset(&out);
@@ -285,6 +329,8 @@ int cmd_profile(int argc, char **argv)
 	pragma_task_release(&t);
 	free(sets);
 	free(path);
+	if (stopped)
+		return cli_error(&err); /* "no CUDA device: ...", exit 3 */
 	return 0;
 fail:
 	pragma_profile_release(&p);

@@ -360,6 +360,10 @@ const char *const *pragma_gpu_bottleneck_names(size_t *n);
  * rules apply to the GPU's roof.* metrics as they are. */
 void pragma_gpu_diagnose(const struct pragma_profile *p, const struct pragma_gpu_model *m, struct pragma_diagnosis *d);
 
+/* pragma_gpu_diagnose() with the target GPU's model (the device, or the
+ * table's target GPU when there is none). */
+void pragma_cuda_diagnose(const struct pragma_profile *p, struct pragma_diagnosis *d);
+
 /* ------------------------------------------------------------ profiling */
 
 struct pragma_cuda_profile_opts {
@@ -414,6 +418,11 @@ int pragma_cuda_torch_time(const struct pragma_task *t, const struct pragma_refs
  * line (--serve included), so a caller that drives the bridge can swap the
  * script. */
 int pragma_cuda_torch_script(struct pragma_buf *path, struct pragma_err *err);
+/* For `pragma profile --baseline` on the GPU: time.baseline_ms and
+ * time.speedup from PyTorch on the GPU (KernelBench tasks; a native task
+ * gets a note instead). PRAGMA_E_ENV when there is no CUDA torch. */
+int pragma_cuda_profile_baseline(const struct pragma_task *t, const struct pragma_refset *sets, int n_sets, int warm,
+				 struct pragma_profile *p, struct pragma_err *err);
 /* Does $PRAGMA_PYTHON's torch see a GPU? 1 yes, 0 no (why says so). */
 int pragma_cuda_torch_available(char *why, size_t len);
 

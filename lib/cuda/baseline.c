@@ -5,12 +5,14 @@
  * mode by swapping the script) and CUDA events inside.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pragma/bridge.h"
 #include "pragma/cuda.h"
 #include "pragma/fs.h"
 #include "pragma/proc.h"
+#include "pragma/timing.h"
 
 int pragma_cuda_torch_script(struct pragma_buf *path, struct pragma_err *err)
 {
@@ -118,4 +120,37 @@ int pragma_cuda_torch_time(const struct pragma_task *t, const struct pragma_refs
 	rc = run_script(args, 1800000, out, err);
 	pragma_buf_release(&dirs);
 	return rc;
+}
+
+int pragma_cuda_profile_baseline(const struct pragma_task *t, const struct pragma_refset *sets, int n_sets, int warm,
+				 struct pragma_profile *p, struct pragma_err *err)
+{
+	json_t *ans = NULL, *times, *v;
+	double *x, med;
+	size_t i, n;
+	struct pragma_stats st;
+
+	if (t->kind != PRAGMA_TASK_KERNELBENCH) {
+		pragma_profile_note(p, "baseline: a native task's baseline is its C reference on the CPU; not compared "
+				       "with a GPU kernel here (pragma eval does, labelled)");
+		return 0;
+	}
+	if (pragma_cuda_torch_time(t, sets, n_sets, 3, 20, !warm, &ans, err) < 0)
+		return -1;
+	times = json_object_get(ans, "times_ms");
+	n = json_array_size(times);
+	x = calloc(n + 1, sizeof(double));
+	json_array_foreach(times, i, v)
+		x[i] = json_number_value(v);
+	pragma_stats_compute(x, (int)n, &st);
+	free(x);
+	if (st.median > 0 && pragma_profile_get(p, "time.median_ms", &med) && med > 0) {
+		pragma_profile_set(p, "time.baseline_ms", st.median, "timing");
+		pragma_profile_set(p, "time.speedup", st.median / med, "timing");
+		pragma_profile_note(p, "baseline: PyTorch %s on %s, median of %d calls (CUDA events)",
+				    json_string_value(json_object_get(json_object_get(ans, "config"), "torch")),
+				    json_string_value(json_object_get(json_object_get(ans, "config"), "device")), st.count);
+	}
+	json_decref(ans);
+	return 0;
 }

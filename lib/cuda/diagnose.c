@@ -179,3 +179,11 @@ void pragma_gpu_diagnose(const struct pragma_profile *p, const struct pragma_gpu
 	if (d->n > 1)
 		qsort(d->f, d->n, sizeof(*d->f), by_confidence);
 }
+
+void pragma_cuda_diagnose(const struct pragma_profile *p, struct pragma_diagnosis *d)
+{
+	struct pragma_gpu_model m;
+
+	pragma_cuda_target_model(&m, NULL, 0);
+	pragma_gpu_diagnose(p, &m, d);
+}
