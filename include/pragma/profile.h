@@ -183,8 +183,10 @@ struct pragma_profile_opts {
  * and run the requested collectors. Returns 0 with p filled (collectors that
  * could not run are listed in p->unavail); -1 with err when the kernel does
  * not build (PRAGMA_E_NEGATIVE), fails in the harness or gives wrong
- * outputs (PRAGMA_E_NEGATIVE), or pragma cannot run at all. Unknown extra
- * metrics are PRAGMA_E_INPUT, before anything runs. */
+ * outputs (PRAGMA_E_NEGATIVE), or pragma cannot run at all. Extra names
+ * that are neither registry metrics nor perf events of this CPU are left
+ * out with a note (check them first with pragma_profile_check_extra() to
+ * refuse them instead). */
 int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profile *p, struct pragma_err *err);
 
 /* Check --metrics names: registry names, "all", and perf:EVENT with an

@@ -454,8 +454,20 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 	int ret = -1;
 
 	pragma_profile_init(p);
-	if (pragma_profile_check_extra(o->extra, o->n_extra, err) < 0)
-		return -1;
+	/* Names nobody can collect (a Conductor's guess) are noted and left
+	 * out: the profile of the rest is still worth having. The CLI refuses
+	 * them before it gets here. */
+	const char **extra = calloc(o->n_extra + 1, sizeof(*extra));
+	size_t n_extra = 0;
+	if (!extra)
+		abort();
+	for (size_t i = 0; i < o->n_extra; i++) {
+		struct pragma_err e1 = PRAGMA_ERR_INIT;
+		if (pragma_profile_check_extra(&o->extra[i], 1, &e1) == 0)
+			extra[n_extra++] = o->extra[i];
+		else
+			pragma_profile_note(p, "metrics: %s; not collected", e1.msg);
+	}
 	{
 		const char *b = strrchr(o->kernel_src, '/');
 		snprintf(p->source_name, sizeof(p->source_name), "%s", b ? b + 1 : o->kernel_src);
@@ -494,7 +506,7 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 	}
 	if ((mask & PRAGMA_COL_PERF && !no_pmu) || (mask & PRAGMA_COL_PAR)) {
 		perf_req = pragma_perf_request(kind, (mask & PRAGMA_COL_PERF) && !no_pmu, !!(mask & PRAGMA_COL_PAR),
-					       o->extra, o->n_extra, err);
+					       extra, n_extra, err);
 		if (!perf_req)
 			goto out;
 		/* The sandbox answers ioctl with ENOTTY: count by reading. */
@@ -551,6 +563,7 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 		run_sim(o, m, work.data, median, p);
 	ret = 0;
 out:
+	free(extra);
 	json_decref(res);
 	json_decref(perf_req);
 	if (work.len)
