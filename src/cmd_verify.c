@@ -258,7 +258,7 @@ int verify_command(int argc, char **argv, int eval)
 		print_human(&v, &t, o.positional[1], eval);
 		if (f.o.backend == PRAGMA_BACKEND_CUDA && v.compile_log.len && v.status != PRAGMA_V_COMPILE_ERROR) {
 			struct pragma_buf res = PRAGMA_BUF_INIT;
-			pragma_ptxas_text(v.compile_log.data, &res);
+			pragma_ptxas_text(v.compile_log.data, "           ", &res);
 			printf("ptxas:     %s", res.len ? res.data : "(no kernels reported)\n");
 			pragma_buf_release(&res);
 		}

@@ -148,9 +148,10 @@ void pragma_ptxas_metrics(const struct pragma_ptxas_report *r, struct pragma_pro
 
 /* The report of nvcc's output as JSON ({"kernels": [{kernel, arch,
  * registers, smem_bytes, stack_bytes, spill_stores, spill_loads,
- * barriers}], "warnings": [...]}) and as one line per kernel. */
+ * barriers}], "warnings": [...]}) and as one line per kernel (lines after
+ * the first start with indent). */
 json_t *pragma_ptxas_json(const char *log);
-void pragma_ptxas_text(const char *log, struct pragma_buf *out);
+void pragma_ptxas_text(const char *log, const char *indent, struct pragma_buf *out);
 
 /* -------------------------------------------------------------- symbols */
 

@@ -211,14 +211,14 @@ json_t *pragma_ptxas_json(const char *log)
 	return o;
 }
 
-void pragma_ptxas_text(const char *log, struct pragma_buf *out)
+void pragma_ptxas_text(const char *log, const char *indent, struct pragma_buf *out)
 {
 	struct pragma_ptxas_report r;
 
 	pragma_ptxas_parse(log ? log : "", &r);
 	for (int i = 0; i < r.n; i++)
-		pragma_buf_addf(out, "%s (%s): %d registers, %ld B shared, %ld B stack, %ld/%ld B spill stores/loads\n",
-				r.k[i].name, r.k[i].arch, r.k[i].registers, r.k[i].smem_bytes, r.k[i].stack_bytes,
+		pragma_buf_addf(out, "%s%s (%s): %d registers, %ld B shared, %ld B stack, %ld/%ld B spill stores/loads\n",
+				i && indent ? indent : "", r.k[i].name, r.k[i].arch, r.k[i].registers, r.k[i].smem_bytes, r.k[i].stack_bytes,
 				r.k[i].spill_stores, r.k[i].spill_loads);
 	pragma_ptxas_release(&r);
 }

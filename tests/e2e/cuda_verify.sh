@@ -49,6 +49,8 @@ if [ $DEVICE != 0 ]; then
 		"j['resources']['kernels'][0]['spill_stores']>0 and j['resources']['kernels'][0]['registers']<=24 and j['compile']['flags']==['-maxrregcount=24']"
 
 	expect_exit 3 "--backend cuda given explicitly" -- $PRAGMA verify --backend cuda $T $K/vadd_streams.cu
+	expect_exit 3 "a KernelBench problem with a CUDA kernel" -- $PRAGMA verify 13_relu $K/relu.cu --set DIM=4099 --json
+	jcheck "two kernels reported" "j['status']=='no_device' and j['kind']=='kernelbench' and len(j['resources']['kernels'])==2"
 fi
 
 # Rejections before anything runs: the same with or without a GPU.
@@ -71,6 +73,7 @@ if [ $DEVICE = 0 ]; then
 	jcheck "ok, sandboxed" "j['status']=='ok' and j['backend']=='cuda'"
 	expect_exit 0 "work on another stream counts (device synchronized)" -- $PRAGMA verify $T $K/vadd_streams.cu
 	expect_exit 0 "spilling kernel is still correct" -- $PRAGMA verify $T $K/spills.cu
+	expect_exit 0 "a KernelBench problem (vector loads and a tail)" -- $PRAGMA verify 13_relu $K/relu.cu --set DIM=4099
 	expect_exit 0 "eval against the C reference" -- $PRAGMA eval $T $K/vadd.cu --rounds 3 --reps 3 --json
 	jcheck "timed with a speedup" "j['status']=='ok' and j['speedup']>0"
 fi
