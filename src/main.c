@@ -22,6 +22,7 @@ static const struct cli_cmd commands[] = {
 	{ "llm", cmd_llm, "LLM providers: ping" },
 	{ "profile", cmd_profile, "profile a kernel: metrics, roofline, bottleneck diagnosis" },
 	{ "knowledge", cmd_knowledge, "the profiling compendium: metric meanings, playbooks, search" },
+	{ "optimize", cmd_optimize, "optimize a task: the Coder/Verifier/Profiler/Conductor loop" },
 	{ "runs", cmd_runs, "runs in the store: list, show, export a replay" },
 };
 

@@ -22,6 +22,7 @@ void agents_work_text(const struct pragma_task *t, const struct pragma_machine *
 #include "pragma/agents.h"
 #include "pragma/llm.h"
 #include "pragma/refdata.h"
+#include "pragma/knowledge.h"
 #include "pragma/store.h"
 
 /* One evaluated candidate. */
@@ -37,7 +38,8 @@ struct agents_eval {
 	json_t *tune_table;         /* [{"defines": ..., "time_ms", "status"}] */
 	json_t *verdict;            /* the Verifier's JSON */
 	struct pragma_buf compile_log;
-	json_t *metrics;            /* profile metrics {name: {value, unit, source}} */
+	json_t *profile;            /* the whole profile (pragma_profile_json) */
+	json_t *metrics;            /* its metrics {name: {value, unit, source}} */
 	json_t *diagnosis;          /* [{"bottleneck", "evidence", "confidence"}] */
 	struct pragma_buf profile_text, knowledge_text;
 };
@@ -57,6 +59,7 @@ struct agents_run {
 	struct pragma_llm *llm;
 	struct pragma_buf out_dir;
 	int threads;
+	struct pragma_knowledge *kb;   /* the compendium, opened on first profile */
 };
 
 /* Compile (with flags), verify and time one candidate source. Returns 0

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "agents_priv.h"
+#include "pragma/diagnose.h"
 #include "pragma/fs.h"
 #include "pragma/log.h"
 #include "pragma/profile.h"
@@ -312,8 +313,10 @@ int agents_final_speedup(struct agents_run *R, const struct agents_eval *a, doub
 		goto out;
 	}
 	*speedup = v.speedup;
-	*lo = v.speedup_min;
-	*hi = v.speedup_max;
+	/* The middle half of the per-round ratios: min/max of a few rounds on a
+	 * shared machine is dominated by one disturbed round. */
+	*lo = v.speedup_q1;
+	*hi = v.speedup_q3;
 	ret = 0;
 out:
 	pragma_verdict_release(&v);
@@ -325,6 +328,7 @@ int agents_profile(struct agents_run *R, struct agents_eval *ev, json_t *extra, 
 {
 	struct pragma_profile_opts po = { 0 };
 	struct pragma_profile p;
+	struct pragma_diagnosis d = PRAGMA_DIAGNOSIS_INIT;
 	const char **ex = NULL, **fl = NULL;
 	size_t n_ex = 0, n_fl = 0, i;
 	json_t *x;
@@ -357,14 +361,26 @@ int agents_profile(struct agents_run *R, struct agents_eval *ev, json_t *extra, 
 	po.flags = fl;
 	if (pragma_profile_run(&po, &p, err) < 0)
 		goto out;
+	pragma_diagnose(&p, &R->machine, &d);
+	json_decref(ev->profile);
+	ev->profile = pragma_profile_json(&p, ex, n_ex);
 	json_decref(ev->metrics);
-	json_t *pj = pragma_profile_json(&p, ex, n_ex);
-	ev->metrics = json_incref(json_object_get(pj, "metrics"));
-	json_decref(pj);
+	ev->metrics = json_incref(json_object_get(ev->profile, "metrics"));
+	json_decref(ev->diagnosis);
+	ev->diagnosis = pragma_diagnosis_json(&d);
 	pragma_buf_reset(&ev->profile_text);
 	pragma_profile_table(&p, ex, n_ex, &ev->profile_text);
+	pragma_buf_reset(&ev->knowledge_text);
+	if (!R->kb) {
+		struct pragma_err kerr = PRAGMA_ERR_INIT;
+		if (pragma_knowledge_open(&R->kb, NULL, &kerr) < 0)
+			pragma_warn("the profiling compendium is unavailable: %s", kerr.msg);
+	}
+	if (R->kb)
+		pragma_knowledge_for_profile(R->kb, &p, ex, n_ex, &d, 12000, &ev->knowledge_text);
 	ret = 0;
 out:
+	pragma_diagnosis_release(&d);
 	pragma_profile_release(&p);
 	free(ex);
 	free(fl);
@@ -374,23 +390,15 @@ out:
 
 void agents_compare_profiles(const struct agents_eval *cur, const struct agents_eval *best, struct pragma_buf *out)
 {
-	const char *k;
-	json_t *m;
+	struct pragma_profile a, b;
+	struct pragma_err e = PRAGMA_ERR_INIT;
 
-	pragma_buf_addf(out, "- speedup: %.2fx (best) → %.2fx (current)\n", best->speedup, cur->speedup);
-	json_object_foreach(cur->metrics, k, m) {
-		json_t *b = json_object_get(best->metrics, k);
-		double cv = json_number_value(json_object_get(m, "value"));
-		const char *unit = json_string_value(json_object_get(m, "unit"));
-		if (!b)
-			continue;
-		double bv = json_number_value(json_object_get(b, "value"));
-		const struct pragma_metric_def *d = pragma_metric_find(k);
-		double noise = d ? d->noise : 0.03;
-		char c1[48], c2[48];
-		const char *change = fabs(cv - bv) <= noise * fabs(bv) ? "about the same" : cv > bv ? "higher" : "lower";
-		pragma_buf_addf(out, "- %s: %s → %s (%s)\n", d && d->label ? d->label : k,
-				pragma_metric_format(bv, unit ? unit : "", c1, sizeof(c1)),
-				pragma_metric_format(cv, unit ? unit : "", c2, sizeof(c2)), change);
-	}
+	pragma_buf_addf(out, "- speedup over the baseline: %.2fx (best) → %.2fx (current)\n", best->speedup, cur->speedup);
+	pragma_profile_init(&a);
+	pragma_profile_init(&b);
+	if (cur->profile && best->profile && pragma_profile_from_json(best->profile, &b, &e) == 0 &&
+	    pragma_profile_from_json(cur->profile, &a, &e) == 0)
+		pragma_profile_compare_text(&b, &a, out);
+	pragma_profile_release(&a);
+	pragma_profile_release(&b);
 }

@@ -54,6 +54,7 @@ void agents_eval_release(struct agents_eval *e)
 	json_decref(e->tune);
 	json_decref(e->tune_table);
 	json_decref(e->verdict);
+	json_decref(e->profile);
 	json_decref(e->metrics);
 	json_decref(e->diagnosis);
 	pragma_buf_release(&e->compile_log);
@@ -152,14 +153,15 @@ static json_t *run_vars(struct loop *L, int n)
 		pragma_read_file(hdr.data, &kh, 1 << 20, &e);
 	snprintf(cmd, sizeof(cmd), "%s -O3 -march=native -fopenmp -fPIC -shared kernel.c -lm",
 		 getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ? getenv("PRAGMA_CC") : "gcc");
-	v = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:g, s:g, s:i, s:i}",
+	v = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:i, s:i}",
 		      "task_name", R->task.name, "category", R->task.category, "task_description",
 		      R->task.description ? R->task.description : "", "io_table", io.data, "source_name",
 		      R->task.source_name, "source_lang", R->task.kind == PRAGMA_TASK_NATIVE ? "c" : "python", "source",
 		      R->task.source, "machine", mach.data, "baseline", base.data, "work", work.data, "kernel_h",
 		      kh.data, "threads", R->threads, "atol", R->task.atol, "rtol", R->task.rtol, "attempt", n,
 		      "max_attempts", R->o->attempts);
-	json_object_set_new(v, "compile_cmd", json_string(cmd));
+	if (v)
+		json_object_set_new(v, "compile_cmd", json_string(cmd));
 	pragma_buf_release(&io);
 	pragma_buf_release(&mach);
 	pragma_buf_release(&base);
@@ -268,6 +270,11 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 	json_t *vars = run_vars(L, n);
 	int full = L->mode == PRAGMA_MODE_PRAGMA, ret = -1, rc;
 	size_t budget = L->R.o->prompt_chars > 0 ? (size_t)L->R.o->prompt_chars : 60000;
+
+	if (!vars) {
+		pragma_err_set(err, PRAGMA_E_INPUT, "cannot build the prompt: the task's text is not UTF-8");
+		goto out;
+	}
 
 	json_object_set_new(vars, "metric_names", json_string("see the profile; any name shown there"));
 	if (render("conductor_system.md", vars, &sys, err) < 0)
@@ -379,6 +386,8 @@ static int coder_prompt(struct loop *L, int n, struct pragma_buf *user, struct p
 	json_t *vars = run_vars(L, n);
 	int ret;
 
+	if (!vars)
+		return pragma_err_set(err, PRAGMA_E_INPUT, "cannot build the prompt: the task's text is not UTF-8");
 	if (n == 1 || !L->last_code) {
 		ret = render("coder_first.md", vars, user, err);
 	} else {
@@ -418,6 +427,10 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 	char line[512];
 
 	agents_eval_init(&ev);
+	if (!vars) {
+		pragma_err_set(err, PRAGMA_E_INPUT, "cannot build the prompt: the task's text is not UTF-8");
+		goto out;
+	}
 	attempt_dir(L, n, &dir);
 	if (pragma_mkdir_p(dir.data, 0755, err) < 0)
 		goto out;
@@ -655,6 +668,10 @@ static int create_run(struct loop *L, struct pragma_err *err)
 			      "overrides", ov, "out", R->out_dir.data, "llm_settings", settings ? settings : "{}",
 			      "machine", pragma_machine_json(&R->machine), "baseline", pragma_baseline_json(&R->baseline));
 	free(settings);
+	/* What --resume needs to talk to the same model again. */
+	const char *spec = o->llm.spec ? o->llm.spec : getenv("PRAGMA_LLM");
+	if (spec)
+		json_object_set_new(json_object_get(f, "config"), "llm_spec", json_string(spec));
 	int r = pragma_store_run_create(R->store, R->run_id, f, err);
 	json_decref(f);
 	return r;
@@ -746,7 +763,7 @@ static json_t *summary(struct loop *L, const char *status, double fin, double lo
 				 "time_ms", L->best.time.median, "path", path, "time_stats", pragma_stats_json(&L->best.time));
 		if (have_final)
 			json_object_set_new(best, "speedup_spread", json_pack("{s:f, s:f, s:s}", "lo", lo, "hi", hi, "method",
-									     "interleaved rounds, baseline vs best"));
+									     "interquartile range of per-round ratios, 9 interleaved rounds of baseline and best"));
 	}
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:f, s:b, s:I}, s:s}", "run", R->run_id,
 			 "task", R->task.name, "mode", pragma_mode_name(L->mode), "status", status, "baseline_kind",
@@ -805,8 +822,8 @@ int pragma_optimize(const struct pragma_optimize_opts *o, json_t **result, struc
 			break;
 		}
 		if (L.have_best && o->target_roof > 0) {
-			json_t *rf = json_object_get(json_object_get(L.best.metrics, "roof.fraction"), "value");
-			if (json_is_number(rf) && json_number_value(rf) >= o->target_roof) {
+			json_t *rf = json_object_get(json_object_get(L.best.metrics, "roof.pct_roof"), "value");
+			if (json_is_number(rf) && json_number_value(rf) / 100 >= o->target_roof) {
 				snprintf(L.stop_reason, sizeof(L.stop_reason), "%.0f%% of the roofline reached",
 					 100 * o->target_roof);
 				break;
@@ -848,6 +865,8 @@ out:
 	pragma_baseline_release(&L.R.baseline);
 	pragma_task_release(&L.R.task);
 	pragma_llm_free(L.R.llm);
+	if (L.R.kb)
+		pragma_knowledge_free(L.R.kb);
 	pragma_store_close(L.R.store);
 	return ret;
 }

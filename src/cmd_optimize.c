@@ -1,0 +1,302 @@
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "opts.h"
+#include "pragma/agents.h"
+#include "pragma/fs.h"
+#include "pragma/store.h"
+#include "pragma/task.h"
+
+static const char usage[] =
+	"usage: pragma optimize TASK [--llm SPEC] [--mode pragma|n-pragma|single] [--attempts N]\n"
+	"                       [--candidates K] [--target-speedup X] [--target-roof F] [--patience N]\n"
+	"                       [--set NAME=VALUE]... [--db FILE] [--out DIR] [--no-cache] [--json]\n"
+	"       pragma optimize --resume RUN [--db FILE] [--json]\n"
+	"\n"
+	"Runs the Coder/Verifier/Profiler/Conductor loop on TASK. Each attempt: the Coder\n"
+	"writes a kernel, pragma compiles, verifies and times it against the baseline,\n"
+	"profiles it (pragma mode), and the Conductor tells the Coder what to change.\n"
+	"The fastest verified kernel (decided by interleaved timing) is kept as the best\n"
+	"and written to <out>/best.c; everything is stored in the run store.\n"
+	"\n"
+	"  --llm SPEC          openai:MODEL, anthropic:MODEL, exec:COMMAND, replay:FILE\n"
+	"                      (default $PRAGMA_LLM; with no model configured, a recorded\n"
+	"                      session of a built-in task is replayed, and said so)\n"
+	"  --mode M            pragma (default), n-pragma (no profile for the Conductor),\n"
+	"                      single (no Conductor: correctness and time feedback only)\n"
+	"  --attempts N        attempts (default 15, the paper's)\n"
+	"  --target-speedup X  stop once the best is X times faster than the baseline\n"
+	"  --target-roof F     stop once the best reaches fraction F of its roofline\n"
+	"  --patience N        stop after N attempts without a new best\n"
+	"  --db FILE           run store (default $PRAGMA_DB or ./.pragma/pragma.db)\n"
+	"  --out DIR           artifacts (default <db dir>/runs/<run>)\n"
+	"  --resume RUN        continue a run that was killed\n"
+	"  --no-cache          ask the model even for requests answered before\n";
+
+struct flags {
+	const char *llm, *mode, *db, *out, *resume;
+	int attempts, candidates, patience, no_cache;
+	double target_speedup, target_roof;
+};
+
+static int num(int argc, char **argv, int i, double *out)
+{
+	char *end;
+
+	if (i + 1 >= argc)
+		return cli_usage_error("%s needs a value", argv[i]), -1;
+	*out = strtod(argv[i + 1], &end);
+	if (*end || *out < 0)
+		return cli_usage_error("%s: '%s' is not a number >= 0", argv[i], argv[i + 1]), -1;
+	return 2;
+}
+
+static int str(int argc, char **argv, int i, const char **out)
+{
+	if (i + 1 >= argc)
+		return cli_usage_error("%s needs a value", argv[i]), -1;
+	*out = argv[i + 1];
+	return 2;
+}
+
+static int extra(int argc, char **argv, int i, void *ctx)
+{
+	struct flags *f = ctx;
+	double v;
+	int r;
+
+	if (!strcmp(argv[i], "--llm"))
+		return str(argc, argv, i, &f->llm);
+	if (!strcmp(argv[i], "--mode"))
+		return str(argc, argv, i, &f->mode);
+	if (!strcmp(argv[i], "--db"))
+		return str(argc, argv, i, &f->db);
+	if (!strcmp(argv[i], "--out"))
+		return str(argc, argv, i, &f->out);
+	if (!strcmp(argv[i], "--resume"))
+		return str(argc, argv, i, &f->resume);
+	if (!strcmp(argv[i], "--no-cache")) {
+		f->no_cache = 1;
+		return 1;
+	}
+	if (!strcmp(argv[i], "--target-speedup"))
+		return num(argc, argv, i, &f->target_speedup);
+	if (!strcmp(argv[i], "--target-roof"))
+		return num(argc, argv, i, &f->target_roof);
+	if (!strcmp(argv[i], "--attempts") || !strcmp(argv[i], "--candidates") || !strcmp(argv[i], "--patience")) {
+		if ((r = num(argc, argv, i, &v)) < 0)
+			return r;
+		if (v != (int)v || v > 10000)
+			return cli_usage_error("%s needs a whole number", argv[i]), -1;
+		*(argv[i][2] == 'a' ? &f->attempts : argv[i][2] == 'c' ? &f->candidates : &f->patience) = (int)v;
+		return 2;
+	}
+	return 0;
+}
+
+struct status {
+	int tty;
+	int shown;
+};
+
+static void on_progress(void *ctx, const struct pragma_progress *p)
+{
+	struct status *s = ctx;
+
+	if (p->line) {
+		if (s->tty && s->shown)
+			fputs("\r\033[K", stderr);
+		fprintf(stderr, "%s\n", p->line);
+		s->shown = 0;
+		return;
+	}
+	if (!s->tty)
+		return;
+	fprintf(stderr, "\r\033[K[%s] attempt %d/%d: %-11s best %s%.2fx  tokens %llu  cost $%.4f", p->run_id, p->attempt,
+		p->max_attempts, p->stage, p->best_attempt ? "" : "-", p->best_speedup, p->tokens, p->cost);
+	fflush(stderr);
+	s->shown = 1;
+}
+
+/* With no model configured, a built-in task may have a recorded session. */
+static const char *demo_recording(const char *task, const char *mode, char *buf, size_t len)
+{
+	struct pragma_buf dir = PRAGMA_BUF_INIT, stem = PRAGMA_BUF_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	const char *r = NULL;
+
+	if (pragma_data_path("demo", &dir, &e) < 0)
+		return NULL;
+	pragma_path_stem(task, &stem);
+	snprintf(buf, len, "%s/%s.%s.jsonl", dir.data, stem.data, mode);
+	if (access(buf, R_OK) == 0)
+		r = buf;
+	pragma_buf_release(&dir);
+	pragma_buf_release(&stem);
+	return r;
+}
+
+static void print_trace(const char *db, const char *run_id)
+{
+	struct pragma_store *s;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	json_t *run, *a;
+	size_t i;
+
+	if (pragma_store_open(&s, db, &e) < 0)
+		return;
+	run = pragma_store_run_get(s, run_id, &e);
+	pragma_store_close(s);
+	if (!run)
+		return;
+	printf("\nConductor's trace:\n");
+	json_array_foreach(json_object_get(run, "attempts"), i, a) {
+		json_t *c = json_object_get(a, "conductor");
+		const char *st = json_string_value(json_object_get(a, "status"));
+		printf("\n-- attempt %lld: %s", (long long)json_integer_value(json_object_get(a, "n")), st ? st : "?");
+		if (json_is_number(json_object_get(a, "speedup")))
+			printf(", %.2fx", json_number_value(json_object_get(a, "speedup")));
+		if (json_integer_value(json_object_get(a, "is_best")))
+			printf(" [best]");
+		printf("\n");
+		if (!c || json_is_null(c))
+			continue;
+		const char *v = json_string_value(json_object_get(c, "verdict"));
+		const char *b = json_string_value(json_object_get(c, "bottleneck"));
+		const char *act = json_string_value(json_object_get(c, "actions"));
+		printf("   verdict:    %s\n", v ? v : "?");
+		if (b && *b)
+			printf("   bottleneck: %.400s\n", b);
+		if (act && *act)
+			printf("   actions:    %.600s\n", act);
+	}
+	json_decref(run);
+}
+
+int cmd_optimize(int argc, char **argv)
+{
+	struct flags f = { .attempts = 15, .candidates = 1 };
+	struct pragma_optimize_opts o = { 0 };
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct status st = { .tty = isatty(2) };
+	struct cli_opts c;
+	json_t *res = NULL;
+	char demo[4200];
+	const char *replay = NULL;
+	int rc;
+
+	if (cli_wants_help(argc, argv)) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	f.attempts = 0;
+	if ((rc = cli_parse(argc, argv, &c, extra, &f)))
+		return rc;
+	int attempts_given = f.attempts > 0;
+	if (!attempts_given)
+		f.attempts = 15;
+	if (!f.resume && c.n_positional != 1)
+		return cli_usage_error("optimize needs one TASK (or --resume RUN)\n%s", usage);
+	o.llm = (struct pragma_llm_options)PRAGMA_LLM_OPTIONS_INIT;
+	o.task = c.n_positional ? c.positional[0] : NULL;
+	o.overrides = c.sets;
+	o.n_overrides = c.n_sets;
+	o.mode = PRAGMA_MODE_PRAGMA;
+	if (f.mode && pragma_mode_parse(f.mode, &o.mode) < 0)
+		return cli_usage_error("--mode must be pragma, n-pragma or single");
+	o.attempts = f.attempts;
+	o.candidates = f.candidates;
+	o.target_speedup = f.target_speedup;
+	o.target_roof = f.target_roof;
+	o.patience = f.patience;
+	o.db = f.db ? f.db : cli_default_db();
+	o.out = f.out;
+	o.resume = f.resume;
+	o.llm.spec = f.llm;
+	if (f.no_cache)
+		o.llm.cache = 0;
+	if (!f.llm && !(getenv("PRAGMA_LLM") && *getenv("PRAGMA_LLM")) && o.task &&
+	    (replay = demo_recording(o.task, pragma_mode_name(o.mode), demo, sizeof(demo) - 8))) {
+		static char spec[4300];
+		snprintf(spec, sizeof(spec), "replay:%s", replay);
+		o.llm.spec = spec;
+		fprintf(stderr, "pragma: no model configured (--llm or PRAGMA_LLM): REPLAYING the recorded session %s.\n"
+				"        The model's replies come from that recording; compiling, verifying, timing and\n"
+				"        profiling run for real on this machine.\n", replay);
+	}
+	if (f.resume && o.task == NULL) {
+		struct pragma_store *s;
+		json_t *run;
+		if (pragma_store_open(&s, o.db, &err) < 0)
+			return cli_error(&err);
+		run = pragma_store_run_get(s, f.resume, &err);
+		pragma_store_close(s);
+		if (!run)
+			return c.json ? cli_error_json(&err) : cli_error(&err);
+		static char task[4096], mode[32];
+		snprintf(task, sizeof(task), "%s", json_string_value(json_object_get(run, "task_path")));
+		snprintf(mode, sizeof(mode), "%s", json_string_value(json_object_get(run, "mode")));
+		o.task = task;
+		pragma_mode_parse(mode, &o.mode);
+		json_t *cfg = json_object_get(run, "config");
+		static char spec[4096];
+		if (!o.llm.spec && json_string_value(json_object_get(cfg, "llm_spec"))) {
+			snprintf(spec, sizeof(spec), "%s", json_string_value(json_object_get(cfg, "llm_spec")));
+			o.llm.spec = spec;
+		}
+		if (json_is_integer(json_object_get(cfg, "attempts")) && !attempts_given)
+			o.attempts = (int)json_integer_value(json_object_get(cfg, "attempts"));
+		json_t *ov = json_object_get(cfg, "overrides");
+		static const char *ovs[64];
+		size_t i;
+		json_t *x;
+		o.n_overrides = 0;
+		json_array_foreach(ov, i, x)
+			if (i < 64)
+				ovs[o.n_overrides++] = strdup(json_string_value(x));
+		o.overrides = ovs;
+		json_decref(run);
+	}
+	o.progress = on_progress;
+	o.progress_ctx = &st;
+	if (pragma_optimize(&o, &res, &err) < 0) {
+		if (st.tty && st.shown)
+			fputs("\n", stderr);
+		return c.json ? cli_error_json(&err) : cli_error(&err);
+	}
+	if (st.tty && st.shown)
+		fputs("\r\033[K", stderr);
+	if (c.json) {
+		if (replay)
+			json_object_set_new(res, "replayed_from", json_string(replay));
+		cli_print_json(res);
+		return 0;
+	}
+	json_t *best = json_object_get(res, "best");
+	printf("run:       %s (%s mode%s)\n", json_string_value(json_object_get(res, "run")),
+	       json_string_value(json_object_get(res, "mode")), replay ? ", REPLAYED model replies" : "");
+	printf("task:      %s\n", json_string_value(json_object_get(res, "task")));
+	printf("baseline:  %.3f ms (%s)\n", json_number_value(json_object_get(json_object_get(res, "baseline"), "median")),
+	       json_string_value(json_object_get(res, "baseline_kind")));
+	if (json_is_object(best)) {
+		json_t *sp = json_object_get(best, "speedup_spread");
+		printf("best:      attempt %lld: %.3f ms, %.2fx", (long long)json_integer_value(json_object_get(best, "attempt")),
+		       json_number_value(json_object_get(best, "time_ms")), json_number_value(json_object_get(best, "speedup")));
+		if (sp)
+			printf(" (interleaved rounds, middle half: %.2fx .. %.2fx)", json_number_value(json_object_get(sp, "lo")),
+			       json_number_value(json_object_get(sp, "hi")));
+		printf("\nkernel:    %s\n", json_string_value(json_object_get(best, "path")));
+	} else {
+		printf("best:      none — no attempt produced a verified kernel\n");
+	}
+	json_t *u = json_object_get(res, "usage");
+	printf("usage:     %lld tokens%s, $%.4f\n", (long long)json_integer_value(json_object_get(u, "tokens")),
+	       json_is_true(json_object_get(u, "tokens_estimated")) ? " (some estimated)" : "",
+	       json_number_value(json_object_get(u, "cost")));
+	printf("stopped:   %s\n", json_string_value(json_object_get(res, "stop_reason")));
+	print_trace(o.db, json_string_value(json_object_get(res, "run")));
+	json_decref(res);
+	return 0;
+}
