@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# A mailbox that lets a person (or a helper agent) answer as the model, via
+# the exec provider:
+#
+#   pragma optimize TASK --llm "exec:scripts/llm_mailbox.sh ask"   (PRAGMA_MAILBOX=DIR)
+#
+# The provider runs `ask` with the request JSON on stdin; it files the request
+# in $PRAGMA_MAILBOX and waits for the answer. Whoever plays the model runs
+#
+#   scripts/llm_mailbox.sh next DIR      # waits for a request; prints its id and text
+#   scripts/llm_mailbox.sh reply DIR ID FILE   # answers it with FILE's contents
+#
+# `next` prints "DONE" once DIR/DONE exists (the run wrote it at the end).
+set -euo pipefail
+
+cmd=${1:-}
+case "$cmd" in
+ask)
+	box=${PRAGMA_MAILBOX:?set PRAGMA_MAILBOX to the mailbox directory}
+	mkdir -p "$box"
+	id=$(date +%s%N)-${PRAGMA_AGENT:-model}-${PRAGMA_ATTEMPT:-0}
+	cat >"$box/$id.request.json.tmp"
+	/usr/bin/python3 - "$box/$id.request.json.tmp" "$box/$id.request.md.tmp" <<'PY'
+import json, sys
+req = json.load(open(sys.argv[1]))
+with open(sys.argv[2], "w") as f:
+    for m in req.get("messages", []):
+        f.write("===== %s =====\n%s\n\n" % (m["role"].upper(), m["content"]))
+PY
+	mv "$box/$id.request.md.tmp" "$box/$id.request.md"
+	mv "$box/$id.request.json.tmp" "$box/$id.request.json"
+	while [ ! -e "$box/$id.reply.md" ]; do sleep 1; done
+	cat "$box/$id.reply.md"
+	;;
+next)
+	box=${2:?usage: next DIR}
+	while :; do
+		for r in $(ls "$box"/*.request.json 2>/dev/null | sort); do
+			id=$(basename "$r" .request.json)
+			if [ ! -e "$box/$id.reply.md" ]; then
+				echo "REQUEST $id"
+				echo "(full text: $box/$id.request.md)"
+				cat "$box/$id.request.md"
+				exit 0
+			fi
+		done
+		if [ -e "$box/DONE" ]; then echo DONE; exit 0; fi
+		sleep 2
+	done
+	;;
+reply)
+	box=${2:?usage: reply DIR ID FILE}; id=${3:?}; file=${4:?}
+	[ -e "$box/$id.request.json" ] || { echo "no request $id in $box" >&2; exit 2; }
+	cp "$file" "$box/$id.reply.md.tmp" && mv "$box/$id.reply.md.tmp" "$box/$id.reply.md"
+	echo "answered $id"
+	;;
+*)
+	echo "usage: llm_mailbox.sh ask | next DIR | reply DIR ID FILE" >&2
+	exit 2
+	;;
+esac
