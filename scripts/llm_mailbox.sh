@@ -39,8 +39,7 @@ next)
 			id=$(basename "$r" .request.json)
 			if [ ! -e "$box/$id.reply.md" ]; then
 				echo "REQUEST $id"
-				echo "(full text: $box/$id.request.md)"
-				cat "$box/$id.request.md"
+				echo "read it: $box/$id.request.md ($(wc -c <"$box/$id.request.md") bytes)"
 				exit 0
 			fi
 		done
