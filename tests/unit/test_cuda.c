@@ -16,6 +16,9 @@
 #include "pragma/cuda.h"
 #include "pragma/fs.h"
 #include "pragma/profile.h"
+#include "pragma/refdata.h"
+#include "pragma/run.h"
+#include "pragma/task.h"
 
 static char cache_dir[256];
 
@@ -485,6 +488,68 @@ static void test_harness_built(void **state)
 	pragma_buf_release(&h);
 }
 
+/* The CUDA harness through lib/sandbox/run.c's protocol (pragma_run_opts.harness):
+ * without a device it answers no_device on its result line; with one, the
+ * kernel's outputs come back. */
+static void test_harness_protocol(void **state)
+{
+	struct pragma_buf h = PRAGMA_BUF_INIT, so = PRAGMA_BUF_INIT, log = PRAGMA_BUF_INIT, work = PRAGMA_BUF_INIT;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_task t;
+	struct pragma_refset set;
+	struct pragma_run_opts ro = { 0 };
+	struct pragma_run_result rr;
+	struct pragma_rlimits lim;
+	struct pragma_gpu_probe p;
+	uint64_t seed = pragma_ref_seed(0);
+	int rc;
+
+	(void)state;
+	if (!have_nvcc() || pragma_cuda_harness_path(&h, &err) < 0)
+		skip();
+	build("cuda/kernels/vadd.cu", NULL, 0, 0, &so, &log, &err, &rc);
+	assert_int_equal(rc, 0);
+	if (pragma_task_load(data_path("cuda/tasks/vadd"), NULL, 0, &t, &err) < 0 ||
+	    pragma_ref_ensure(&t, &seed, 1, &set, &err) < 0)
+		fail_msg("%s", err.msg);
+	pragma_buf_addf(&work, "%s/run", cache_dir);
+	ro.kernel_so = so.data;
+	ro.task = &t;
+	ro.sets = &set;
+	ro.n_sets = 1;
+	ro.work_dir = work.data;
+	ro.timeout_ms = 60000;
+	ro.sandbox = 1;
+	ro.harness = h.data;
+	ro.preload = pragma_cuda_preload();
+	pragma_cuda_run_limits(&ro, &lim);
+	assert_int_equal(lim.address_space, 0);
+	ro.limits = &lim;
+	assert_int_equal(pragma_run_kernel(&ro, &rr, &err), 0);
+	pragma_gpu_probe(&p);
+	if (p.n_devices > 0) {
+		if (!rr.ok)
+			fail_msg("%s: %s", rr.status, rr.message);
+	} else {
+		assert_false(rr.ok);
+		assert_string_equal(rr.status, "no_device");
+		assert_non_null(strstr(rr.message, "no CUDA device"));
+	}
+	pragma_run_result_release(&rr);
+
+	/* A malformed request is the harness's error, on the same channel. */
+	ro.n_sets = 0;
+	assert_int_equal(pragma_run_kernel(&ro, &rr, &err), 0);
+	assert_false(rr.ok);
+	assert_string_equal(rr.status, "harness_error");
+	pragma_run_result_release(&rr);
+	pragma_task_release(&t);
+	pragma_buf_release(&h);
+	pragma_buf_release(&so);
+	pragma_buf_release(&log);
+	pragma_buf_release(&work);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -512,6 +577,7 @@ int main(void)
 		cmocka_unit_test(test_symbols_lists),	 cmocka_unit_test(test_build_good),
 		cmocka_unit_test(test_build_spills),	 cmocka_unit_test(test_build_rejects),
 		cmocka_unit_test(test_probe),		 cmocka_unit_test(test_harness_built),
+		cmocka_unit_test(test_harness_protocol),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
