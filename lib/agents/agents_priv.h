@@ -78,3 +78,9 @@ int agents_final_speedup(struct agents_run *R, const struct agents_eval *a, doub
 int agents_profile(struct agents_run *R, struct agents_eval *ev, json_t *extra, struct pragma_err *err);
 /* "metric: best → current (change)" lines for the Conductor. */
 void agents_compare_profiles(const struct agents_eval *cur, const struct agents_eval *best, struct pragma_buf *out);
+
+/* The machine-wide measurement lock (<cache>/measure.lock): held around
+ * every timing and profiling run so concurrent runs do not disturb each
+ * other's numbers. Returns an fd for agents_measure_unlock (-1: no lock). */
+int agents_measure_lock(void);
+void agents_measure_unlock(int fd);

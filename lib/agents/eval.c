@@ -3,7 +3,10 @@
  * candidate (with its tunable variants), compare two candidates in
  * interleaved rounds, measure the final speedup, profile.
  */
+#include <fcntl.h>
 #include <math.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,32 @@
 
 #define COMPARE_ROUNDS 5
 #define COMPARE_REPS 8
+
+/* One machine-wide lock around every measurement (timing, profiling), so
+ * concurrent runs never time their kernels on a CPU the other is using. */
+int agents_measure_lock(void)
+{
+	struct pragma_buf p = PRAGMA_BUF_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	int fd = -1;
+
+	if (pragma_cache_dir(&p, &e) == 0) {
+		pragma_buf_adds(&p, "/measure.lock");
+		fd = open(p.data, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0 && flock(fd, LOCK_EX) < 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	pragma_buf_release(&p);
+	return fd;
+}
+
+void agents_measure_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
 
 static void join_flags(json_t *flags, json_t *defines, struct pragma_buf *out)
 {
@@ -240,7 +269,9 @@ int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, s
 			chosen = json_incref(json_array_get(vars, which[0]));
 		} else {
 			double *med = calloc(n_ok, sizeof(double));
-			if (rounds(R, sos, (int)n_ok, med, NULL, NULL, err) < 0) {
+			int lk = agents_measure_lock(), rr = rounds(R, sos, (int)n_ok, med, NULL, NULL, err);
+			agents_measure_unlock(lk);
+			if (rr < 0) {
 				free(med);
 				json_decref(vars);
 				free(sos);
@@ -269,7 +300,10 @@ int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, s
 	join_flags(ev->flags, ev->tune, &fl);
 	verify_opts(R, &vo, fl.data, 1);
 	pragma_verdict_init(&v);
-	if (pragma_verify(&R->task, src_path, &vo, &v, err) < 0) {
+	int lk = agents_measure_lock();
+	int vr = pragma_verify(&R->task, src_path, &vo, &v, err);
+	agents_measure_unlock(lk);
+	if (vr < 0) {
 		pragma_verdict_release(&v);
 		goto out;
 	}
@@ -286,8 +320,10 @@ int agents_compare(struct agents_run *R, const struct agents_eval *a, const stru
 {
 	const char *sos[2] = { a->so_path, b->so_path };
 	double med[2];
+	int lk = agents_measure_lock(), r = rounds(R, sos, 2, med, lo, hi, err);
 
-	if (rounds(R, sos, 2, med, lo, hi, err) < 0)
+	agents_measure_unlock(lk);
+	if (r < 0)
 		return -1;
 	*ratio = med[0] > 0 ? med[1] / med[0] : 0;
 	return 0;
@@ -305,7 +341,9 @@ int agents_final_speedup(struct agents_run *R, const struct agents_eval *a, doub
 	verify_opts(R, &vo, fl.data, 1);
 	vo.rounds = 9;
 	pragma_verdict_init(&v);
-	if (pragma_verify(&R->task, a->src_path, &vo, &v, err) < 0)
+	int lk = agents_measure_lock(), vr = pragma_verify(&R->task, a->src_path, &vo, &v, err);
+	agents_measure_unlock(lk);
+	if (vr < 0)
 		goto out;
 	if (v.status != PRAGMA_V_OK) {
 		pragma_err_set(err, PRAGMA_E_NEGATIVE, "the best kernel failed its final check: %s: %s",
@@ -359,7 +397,9 @@ int agents_profile(struct agents_run *R, struct agents_eval *ev, json_t *extra, 
 	po.threads = R->threads;
 	po.machine = &R->machine;
 	po.flags = fl;
-	if (pragma_profile_run(&po, &p, err) < 0)
+	int lk = agents_measure_lock(), pr = pragma_profile_run(&po, &p, err);
+	agents_measure_unlock(lk);
+	if (pr < 0)
 		goto out;
 	pragma_diagnose(&p, &R->machine, &d);
 	json_decref(ev->profile);

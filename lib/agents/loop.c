@@ -631,7 +631,9 @@ static int setup(struct loop *L, struct pragma_err *err)
 		seeds[i] = pragma_ref_seed(i);
 	if (pragma_ref_ensure(&R->task, seeds, R->n_sets, R->sets, err) < 0)
 		goto out;
-	if (pragma_baseline_measure(&R->task, R->sets, R->n_sets, &topt, &R->baseline, err) < 0)
+	int lk = agents_measure_lock(), br = pragma_baseline_measure(&R->task, R->sets, R->n_sets, &topt, &R->baseline, err);
+	agents_measure_unlock(lk);
+	if (br < 0)
 		goto out;
 	if (o->out) {
 		pragma_buf_adds(&R->out_dir, o->out);
