@@ -87,6 +87,8 @@ struct pragma_vtiming {
 	double *times_ms;            /* all timed calls, round after round */
 	int n_times;
 	double *round_median;        /* per round */
+	double *round_delay;         /* per round: share of its time lost to other processes */
+	int *round_count;            /* per round: timed calls */
 	int n_rounds;
 	struct pragma_stats stats;
 };
@@ -124,6 +126,7 @@ struct pragma_verdict {
 	int retried_rounds;          /* rounds measured again because others took the CPU */
 	double worst_disturbance;    /* run-queue delay / round time of the worst round kept */
 	double waited_ms;            /* spent waiting for a quiet machine */
+	int rounds_used;             /* rounds whose calls the statistics use (undisturbed on both sides) */
 	double gbs, gflops;          /* achieved, candidate median; 0 when unknown */
 	double peak_gbs, peak_gflops;/* machine peaks used for the checks; 0 when unknown */
 	char **warnings;

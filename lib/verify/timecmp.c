@@ -321,13 +321,52 @@ struct side {
 	struct pragma_vtiming *tm;
 };
 
-static void round_median(struct pragma_vtiming *tm, int from)
+static void round_median(struct pragma_vtiming *tm, int from, double delay)
 {
 	struct pragma_stats st;
 
 	pragma_stats_compute(tm->times_ms + from, tm->n_times - from, &st);
 	tm->round_median = realloc(tm->round_median, sizeof(double) * (size_t)(tm->n_rounds + 1));
-	tm->round_median[tm->n_rounds++] = st.median;
+	tm->round_delay = realloc(tm->round_delay, sizeof(double) * (size_t)(tm->n_rounds + 1));
+	tm->round_count = realloc(tm->round_count, sizeof(int) * (size_t)(tm->n_rounds + 1));
+	tm->round_median[tm->n_rounds] = st.median;
+	tm->round_delay[tm->n_rounds] = delay;
+	tm->round_count[tm->n_rounds++] = tm->n_times - from;
+}
+
+/* Keep only round pairs (round r of both sides, measured back to back) in
+ * which neither side lost more than DISTURBANCE_OK of its time to other
+ * processes, when at least a third of them (and 3) qualify: calls known to
+ * be disturbed say nothing about the kernels. Dropping whole pairs keeps the
+ * selection symmetric. Returns how many rounds are kept. */
+static int keep_undisturbed(struct pragma_vtiming *a, struct pragma_vtiming *b, int *clean)
+{
+	int n = a->n_rounds < b->n_rounds ? a->n_rounds : b->n_rounds, keep = 0;
+	struct pragma_vtiming *side[2] = { a, b };
+
+	for (int r = 0; r < n; r++)
+		keep += a->round_delay[r] <= DISTURBANCE_OK && b->round_delay[r] <= DISTURBANCE_OK;
+	*clean = keep;
+	if (keep == n || keep < 3 || 3 * keep < n)
+		return n;
+	for (int k = 0; k < 2; k++) {
+		struct pragma_vtiming *t = side[k];
+		int from = 0, to = 0, rr = 0;
+		for (int r = 0; r < n; r++) {
+			int cnt = t->round_count[r];
+			if (a->round_delay[r] <= DISTURBANCE_OK && b->round_delay[r] <= DISTURBANCE_OK) {
+				memmove(t->times_ms + to, t->times_ms + from, sizeof(double) * (size_t)cnt);
+				t->round_median[rr] = t->round_median[r];
+				t->round_delay[rr] = t->round_delay[r];
+				t->round_count[rr++] = cnt;
+				to += cnt;
+			}
+			from += cnt;
+		}
+		t->n_times = to;
+		t->n_rounds = rr;
+	}
+	return keep;
 }
 
 static void harness_opts(struct vctx *c, struct pragma_run_opts *ro, const char *so, const char *sub,
@@ -599,7 +638,7 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 							   sizeof(double) * (size_t)(sd->tm->n_times + best.n_times + 1));
 				memcpy(sd->tm->times_ms + from, best.times_ms, sizeof(double) * (size_t)best.n_times);
 				sd->tm->n_times += best.n_times;
-				round_median(sd->tm, from);
+				round_median(sd->tm, from, best_frac);
 			}
 			free(best.times_ms);
 		}
@@ -632,6 +671,16 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 		}
 	}
 
+	{
+		int clean;
+		v->rounds_used = keep_undisturbed(&v->cand, &v->base, &clean);
+		if (clean < 3 || 3 * clean < rounds)
+			vwarn(v,
+			      "the machine was busy: only %d of %d rounds ran undisturbed on both sides (the worst lost "
+			      "%.0f%% of its time to other processes); these timings are unreliable, measure again when "
+			      "the machine is quieter",
+			      clean, rounds, 100 * v->worst_disturbance);
+	}
 	pragma_stats_compute(v->cand.times_ms, v->cand.n_times, &v->cand.stats);
 	pragma_stats_compute(v->base.times_ms, v->base.n_times, &v->base.stats);
 	if (v->cand.stats.median > 0)

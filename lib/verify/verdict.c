@@ -83,6 +83,8 @@ static void timing_release(struct pragma_vtiming *t)
 {
 	free(t->times_ms);
 	free(t->round_median);
+	free(t->round_delay);
+	free(t->round_count);
 }
 
 void pragma_verdict_release(struct pragma_verdict *v)
@@ -192,8 +194,9 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 			json_object_set_new(o, "samples_ms", json_pack("{s:o, s:o}", "candidate", cr, "baseline", br));
 		}
 		json_object_set_new(o, "interference",
-				    json_pack("{s:i, s:f, s:f}", "retried_rounds", v->retried_rounds, "worst_run_delay_share",
-					      v->worst_disturbance, "waited_for_quiet_ms", v->waited_ms));
+				    json_pack("{s:i, s:f, s:f, s:i, s:i}", "retried_rounds", v->retried_rounds,
+					      "worst_run_delay_share", v->worst_disturbance, "waited_for_quiet_ms", v->waited_ms,
+					      "rounds_used", v->rounds_used, "rounds", v->cand.n_rounds));
 		json_object_set_new(o, "speedup", v->speedup > 0 ? json_real(v->speedup) : json_null());
 		json_object_set_new(o, "speedup_spread",
 				    json_pack("{s:o, s:o, s:o, s:o, s:o}", "min", num(v->speedup_min), "q1",
