@@ -257,7 +257,10 @@ static double call_once(int b, int counted)
 	int rc;
 
 	check_settled(S, "after");
-	check_inputs(S, "between calls");
+	/* Timed calls skip this one (its cost is per byte): a change between
+	 * calls still shows, as wrong outputs or in the final check. */
+	if (!counted)
+		check_inputs(S, "between calls");
 	for (int k = 0; k < n_out; k++)
 		poison(&S->out[k]);
 	if (cold)
