@@ -263,6 +263,12 @@ static double call_once(int b, int counted)
 		check_inputs(S, "between calls");
 	for (int k = 0; k < n_out; k++)
 		poison(&S->out[k]);
+	/* Fresh descriptors every call: a kernel that scribbles on them (they
+	 * are only const by convention) cannot steer later calls. */
+	for (int i = 0; i < n_in; i++)
+		to_abi(&S->in[i], &S->in_abi[i]);
+	for (int k = 0; k < n_out; k++)
+		to_abi(&S->out[k], &S->out_abi[k]);
 	if (cold)
 		flush_cache();
 	calls++;
