@@ -46,7 +46,8 @@ static const char eval_usage[] =
 	"of medians) with the spread of per-round ratios, and checks the outputs of the\n"
 	"timed calls and the time against the memory system's peak (impossible_speed).\n"
 	"\n"
-	"  --rounds N      interleaved rounds (default 15)\n"
+	"  --rounds N      interleaved rounds that no other process disturbed (default\n"
+	"                  15; on a busy machine up to 3N rounds are made to get them)\n"
 	"  --reps N        timed calls per round per side (default 5)\n"
 	"  --warmup N      untimed calls per side before the first round (default 3)\n"
 	"  --warm          do not flush the cache between calls\n"
@@ -54,7 +55,7 @@ static const char eval_usage[] =
 	"  --max-wait S    wait up to S seconds in all for a quiet machine before rounds\n"
 	"                  (default 20; 0: never wait)\n"
 	"  --attempts N    measure a round up to N times while other processes take the\n"
-	"                  CPU from it (default 4; the least disturbed attempt counts)\n";
+	"                  CPU from it (default 3; the least disturbed attempt counts)\n";
 
 struct vflags {
 	struct pragma_verify_opts o;

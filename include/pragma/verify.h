@@ -70,12 +70,13 @@ struct pragma_verify_opts {
 	/* eval */
 	int time;                    /* also time against the baseline */
 	int warmup;                  /* per process, before the first round; default 3 */
-	int rounds;                  /* interleaved rounds; default 15 */
+	int rounds;                  /* interleaved rounds undisturbed on both sides; default 15
+	                              * (up to 3x as many are made on a busy machine) */
 	int reps;                    /* timed calls per round per side; default 5 */
 	int cold;                    /* flush the cache before every call (default 1) */
 	int round_timeout_ms;        /* per round; 0: 10x the verification run, within 30 s..10 min */
 	double speed_margin;         /* impossible_speed when achieved GB/s > margin x peak; 0: 1.5 */
-	int max_attempts;            /* per round and side, when other processes disturbed it; 0: 4 */
+	int max_attempts;            /* per round and side, when other processes disturbed it; 0: 3 */
 	int max_wait_ms;             /* total wait for a quiet machine before rounds; 0: 20 s, < 0: none */
 	int backend;                 /* enum pragma_backend (pragma/cuda.h): 0 C on the CPU, 1 CUDA (nvcc, GPU) */
 };

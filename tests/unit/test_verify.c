@@ -355,9 +355,10 @@ static void test_eval(void **state)
 	verdict_of("evalgood", HEAD "  for (int64_t i = 0; i < n; i++) y[i] = x[i] + x[i];\n  return 0; }\n", 1, &v);
 	if (v.status != PRAGMA_V_OK)
 		fail_msg("eval: %s: %s", pragma_vstatus_name(v.status), v.message);
-	assert_int_equal(v.cand.stats.count, 12);
-	assert_int_equal(v.base.stats.count, 12);
-	assert_int_equal(v.cand.n_rounds, 3);
+	/* 3 rounds of 4 calls, or more rounds when the machine was busy. */
+	assert_true(v.cand.n_rounds >= 3 && v.cand.n_rounds <= 9);
+	assert_int_equal(v.cand.stats.count, 4 * v.cand.n_rounds);
+	assert_int_equal(v.base.stats.count, 4 * v.base.n_rounds);
 	assert_true(v.speedup > 0);
 	assert_true(v.speedup_min <= v.speedup_max);
 	assert_string_equal(v.baseline_kind, "c-reference");
@@ -365,7 +366,8 @@ static void test_eval(void **state)
 	assert_non_null(json_object_get(j, "time_ms"));
 	assert_non_null(json_object_get(json_object_get(j, "baseline_ms"), "median"));
 	assert_true(json_is_number(json_object_get(j, "speedup")));
-	assert_int_equal(json_array_size(json_object_get(json_object_get(j, "speedup_spread"), "rounds")), 3);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(j, "speedup_spread"), "rounds")),
+			 (size_t)v.cand.n_rounds);
 	json_decref(j);
 	pragma_verdict_release(&v);
 
