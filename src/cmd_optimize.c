@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "opts.h"
 #include "pragma/agents.h"
+#include "pragma/cuda.h"
 #include "pragma/fs.h"
 #include "pragma/store.h"
 #include "pragma/task.h"
@@ -33,10 +34,13 @@ static const char usage[] =
 	"  --db FILE           run store (default $PRAGMA_DB or ./.pragma/pragma.db)\n"
 	"  --out DIR           artifacts (default <db dir>/runs/<run>)\n"
 	"  --resume RUN        continue a run that was killed\n"
-	"  --no-cache          ask the model even for requests answered before\n";
+	"  --no-cache          ask the model even for requests answered before\n"
+	"  --backend B         cpu (C kernels, default) or cuda (CUDA C kernels on the GPU: the\n"
+	"                      Coder sees the GPU model and the CUDA ABI; needs a CUDA device,\n"
+	"                      else it stops at once with 'no CUDA device', exit 3)\n";
 
 struct flags {
-	const char *llm, *mode, *db, *out, *resume;
+	const char *llm, *mode, *db, *out, *resume, *backend;
 	int attempts, candidates, patience, no_cache;
 	double target_speedup, target_roof;
 };
@@ -77,6 +81,8 @@ static int extra(int argc, char **argv, int i, void *ctx)
 		return str(argc, argv, i, &f->out);
 	if (!strcmp(argv[i], "--resume"))
 		return str(argc, argv, i, &f->resume);
+	if (!strcmp(argv[i], "--backend"))
+		return str(argc, argv, i, &f->backend);
 	if (!strcmp(argv[i], "--no-cache")) {
 		f->no_cache = 1;
 		return 1;
@@ -206,6 +212,12 @@ int cmd_optimize(int argc, char **argv)
 	o.mode = PRAGMA_MODE_PRAGMA;
 	if (f.mode && pragma_mode_parse(f.mode, &o.mode) < 0)
 		return cli_usage_error("--mode must be pragma, n-pragma or single");
+	if (f.backend) {
+		enum pragma_backend b;
+		if (pragma_backend_parse(f.backend, &b, &err) < 0)
+			return cli_usage_error("%s (%s)", err.msg, err.hint);
+		o.backend = (int)b;
+	}
 	o.attempts = f.attempts;
 	o.candidates = f.candidates;
 	o.target_speedup = f.target_speedup;
@@ -245,6 +257,11 @@ int cmd_optimize(int argc, char **argv)
 		if (!o.llm.spec && json_string_value(json_object_get(cfg, "llm_spec"))) {
 			snprintf(spec, sizeof(spec), "%s", json_string_value(json_object_get(cfg, "llm_spec")));
 			o.llm.spec = spec;
+		}
+		if (json_is_string(json_object_get(cfg, "backend")) && !f.backend) {
+			enum pragma_backend b;
+			if (pragma_backend_parse(json_string_value(json_object_get(cfg, "backend")), &b, NULL) == 0)
+				o.backend = (int)b;
 		}
 		if (json_is_integer(json_object_get(cfg, "attempts")) && !attempts_given)
 			o.attempts = (int)json_integer_value(json_object_get(cfg, "attempts"));

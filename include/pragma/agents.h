@@ -39,6 +39,7 @@ struct pragma_optimize_opts {
 	int n_overrides;
 	struct pragma_llm_options llm;    /* spec etc. */
 	enum pragma_mode mode;
+	int backend;                      /* enum pragma_backend (pragma/cuda.h): 0 C on the CPU, 1 CUDA */
 	int attempts;                     /* default 15 */
 	int candidates;                   /* per round, default 1 */
 	double target_speedup;            /* stop when reached (0: off) */

@@ -254,8 +254,10 @@ void pragma_cuda_abi_text(struct pragma_buf *out);
 int pragma_cuda_target_model(struct pragma_gpu_model *m, char *note, size_t len);
 /* The variables prompts/coder_system_cuda.md uses, set in vars: gpu_model
  * (also as machine), cuda_abi, kernel_h, compile_cmd, fast_math and
- * fast_math_note (from the task's tolerance), backend. */
-void pragma_cuda_prompt_vars(json_t *vars, const struct pragma_task *t);
+ * fast_math_note (from the task's tolerance), backend, and work (the
+ * task's FLOPs and bytes against the GPU's roofs; with baseline_ms > 0,
+ * how close the baseline gets). */
+void pragma_cuda_prompt_vars(json_t *vars, const struct pragma_task *t, double baseline_ms);
 /* gpu.*-based roofline: roof.* from the task's counts and a GPU time. */
 void pragma_gpu_roofline(double flops, double bytes, double median_ms, const struct pragma_gpu_model *m,
 			 struct pragma_profile *p);
@@ -424,6 +426,14 @@ int pragma_cuda_torch_script(struct pragma_buf *path, struct pragma_err *err);
  * gets a note instead). PRAGMA_E_ENV when there is no CUDA torch. */
 int pragma_cuda_profile_baseline(const struct pragma_task *t, const struct pragma_refset *sets, int n_sets, int warm,
 				 struct pragma_profile *p, struct pragma_err *err);
+/* The baseline a CUDA optimization run measures: PyTorch on the GPU for
+ * KernelBench tasks when there is a CUDA torch (kind "pytorch", config
+ * "device": "cuda"), else pragma_baseline_measure() on the CPU (config
+ * "device": "cpu", with a note for KernelBench tasks). */
+struct pragma_timing_opts;
+struct pragma_baseline;
+int pragma_cuda_baseline_measure(const struct pragma_task *t, const struct pragma_refset *sets, int n_sets,
+				 const struct pragma_timing_opts *o, struct pragma_baseline *b, struct pragma_err *err);
 /* Does $PRAGMA_PYTHON's torch see a GPU? 1 yes, 0 no (why says so). */
 int pragma_cuda_torch_available(char *why, size_t len);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agents_priv.h"
+#include "pragma/cuda.h"
 #include "pragma/diagnose.h"
 #include "pragma/fs.h"
 #include "pragma/log.h"
@@ -69,6 +70,7 @@ static void verify_opts(struct agents_run *R, struct pragma_verify_opts *vo, con
 	vo->threads = R->threads;
 	vo->time = timed;
 	vo->keep = 1;
+	vo->backend = R->o->backend;
 }
 
 /* Fill ev from a verdict. */
@@ -377,7 +379,8 @@ int agents_profile(struct agents_run *R, struct agents_eval *ev, json_t *extra, 
 	pragma_profile_init(&p);
 	ex = calloc(json_array_size(extra) + 1, sizeof(char *));
 	json_array_foreach(extra, i, x)
-		if (pragma_metric_find(json_string_value(x)) || !strncmp(json_string_value(x), "perf:", 5))
+		if (pragma_metric_find(json_string_value(x)) || !strncmp(json_string_value(x), "perf:", 5) ||
+		    (R->o->backend == PRAGMA_BACKEND_CUDA && !strncmp(json_string_value(x), "ncu:", 4)))
 			ex[n_ex++] = json_string_value(x);
 	fl = calloc(json_array_size(ev->flags) + json_object_size(ev->tune) + 1, sizeof(char *));
 	defs = calloc(json_object_size(ev->tune) + 1, sizeof(*defs));
@@ -397,11 +400,22 @@ int agents_profile(struct agents_run *R, struct agents_eval *ev, json_t *extra, 
 	po.threads = R->threads;
 	po.machine = &R->machine;
 	po.flags = fl;
-	int lk = agents_measure_lock(), pr = pragma_profile_run(&po, &p, err);
+	int lk = agents_measure_lock(), pr;
+	if (R->o->backend == PRAGMA_BACKEND_CUDA) {
+		/* CUDA backend (issue 8): ptxas, CUDA-event timing, GPU roofline, ncu. */
+		struct pragma_cuda_profile_opts co = { .task = &R->task, .kernel_src = ev->src_path, .flags = fl,
+						       .sets = R->sets, .n_sets = R->n_sets, .extra = ex,
+						       .n_extra = n_ex };
+		pr = pragma_cuda_profile_run(&co, &p, err);
+	} else {
+		pr = pragma_profile_run(&po, &p, err);
+	}
 	agents_measure_unlock(lk);
 	if (pr < 0)
 		goto out;
-	pragma_diagnose(&p, &R->machine, &d);
+	pragma_diagnose(&p, R->o->backend == PRAGMA_BACKEND_CUDA ? NULL : &R->machine, &d);
+	if (R->o->backend == PRAGMA_BACKEND_CUDA)
+		pragma_cuda_diagnose(&p, &d);
 	json_decref(ev->profile);
 	ev->profile = pragma_profile_json(&p, ex, n_ex);
 	json_decref(ev->metrics);

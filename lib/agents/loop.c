@@ -20,6 +20,7 @@
 #include "pragma/log.h"
 #include "pragma/reply.h"
 #include "pragma/run.h"
+#include "pragma/cuda.h"
 #include "pragma/template.h"
 
 const char *pragma_mode_name(enum pragma_mode m)
@@ -132,7 +133,18 @@ static int ask(struct loop *L, const char *agent, int n, const char *system, con
 
 static int render(const char *name, json_t *vars, struct pragma_buf *out, struct pragma_err *err)
 {
+	char cuda[64];
+	struct pragma_buf p = PRAGMA_BUF_INIT;
+
 	pragma_buf_reset(out);
+	/* CUDA backend (issue 8): prompts/<name>_cuda.md where there is one. */
+	if (json_is_string(json_object_get(vars, "backend")) &&
+	    !strcmp(json_string_value(json_object_get(vars, "backend")), "cuda") && strlen(name) < 40) {
+		snprintf(cuda, sizeof(cuda), "prompts/%.*s_cuda.md", (int)strlen(name) - 3, name);
+		if (pragma_data_path(cuda, &p, NULL) == 0 && pragma_path_exists(p.data))
+			name = cuda + 8;
+		pragma_buf_release(&p);
+	}
 	return pragma_template_render_file(name, vars, out, err);
 }
 
@@ -162,6 +174,8 @@ static json_t *run_vars(struct loop *L, int n)
 		      "max_attempts", R->o->attempts);
 	if (v)
 		json_object_set_new(v, "compile_cmd", json_string(cmd));
+	if (v && R->o->backend == PRAGMA_BACKEND_CUDA)
+		pragma_cuda_prompt_vars(v, &R->task, R->baseline.stats.median);
 	pragma_buf_release(&io);
 	pragma_buf_release(&mach);
 	pragma_buf_release(&base);
@@ -466,7 +480,7 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		}
 	}
 	if (!ev.status[0]) {
-		pragma_buf_addf(&src, "%s/kernel.c", dir.data);
+		pragma_buf_addf(&src, "%s/kernel%s", dir.data, pragma_backend_ext((enum pragma_backend)R->o->backend));
 		if (pragma_write_file_atomic(src.data, code.code.data, code.code.len, err) < 0)
 			goto out;
 		json_t *flags = json_array();
@@ -556,7 +570,7 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		L->since_best = 0;
 		json_object_set_new(fields, "is_best", json_true());
 		struct pragma_buf bp = PRAGMA_BUF_INIT;
-		pragma_buf_addf(&bp, "%s/best.c", R->out_dir.data);
+		pragma_buf_addf(&bp, "%s/best%s", R->out_dir.data, pragma_backend_ext((enum pragma_backend)R->o->backend));
 		pragma_write_file_atomic(bp.data, L->best_code, strlen(L->best_code), &perr);
 		pragma_buf_release(&bp);
 		json_t *rf = json_pack("{s:i, s:f, s:f}", "best_attempt", n, "best_speedup", L->best.speedup, "best_time_ms",
@@ -621,6 +635,9 @@ static int setup(struct loop *L, struct pragma_err *err)
 		goto out;
 	if (pragma_task_load(path, o->overrides, o->n_overrides, &R->task, err) < 0)
 		goto out;
+	/* CUDA backend: no device, no run (exit 3 before any LLM call). */
+	if (o->backend == PRAGMA_BACKEND_CUDA && pragma_cuda_require_device(err) < 0)
+		goto out;
 	if (pragma_llm_open(&R->llm, &o->llm, err) < 0)
 		goto out;
 	if (pragma_machine_load(&R->machine, 0, err) < 0)
@@ -631,7 +648,10 @@ static int setup(struct loop *L, struct pragma_err *err)
 		seeds[i] = pragma_ref_seed(i);
 	if (pragma_ref_ensure(&R->task, seeds, R->n_sets, R->sets, err) < 0)
 		goto out;
-	int lk = agents_measure_lock(), br = pragma_baseline_measure(&R->task, R->sets, R->n_sets, &topt, &R->baseline, err);
+	int lk = agents_measure_lock(),
+	    br = o->backend == PRAGMA_BACKEND_CUDA ?
+			 pragma_cuda_baseline_measure(&R->task, R->sets, R->n_sets, &topt, &R->baseline, err) :
+			 pragma_baseline_measure(&R->task, R->sets, R->n_sets, &topt, &R->baseline, err);
 	agents_measure_unlock(lk);
 	if (br < 0)
 		goto out;
@@ -674,6 +694,8 @@ static int create_run(struct loop *L, struct pragma_err *err)
 	const char *spec = o->llm.spec ? o->llm.spec : getenv("PRAGMA_LLM");
 	if (spec)
 		json_object_set_new(json_object_get(f, "config"), "llm_spec", json_string(spec));
+	json_object_set_new(json_object_get(f, "config"), "backend",
+			    json_string(pragma_backend_name((enum pragma_backend)o->backend)));
 	int r = pragma_store_run_create(R->store, R->run_id, f, err);
 	json_decref(f);
 	return r;
@@ -721,7 +743,7 @@ static int restore(struct loop *L, struct pragma_err *err)
 			struct pragma_buf dir = PRAGMA_BUF_INIT, src = PRAGMA_BUF_INIT;
 			agents_eval_release(&L->best);
 			attempt_dir(L, n, &dir);
-			pragma_buf_addf(&src, "%s/kernel.c", dir.data);
+			pragma_buf_addf(&src, "%s/kernel%s", dir.data, pragma_backend_ext((enum pragma_backend)R->o->backend));
 			if (pragma_mkdir_p(dir.data, 0755, err) == 0 &&
 			    pragma_write_file_atomic(src.data, code, strlen(code), err) == 0 &&
 			    agents_evaluate(R, src.data, json_object_get(a, "flags"), &L->best, err) == 0 &&
@@ -760,7 +782,7 @@ static json_t *summary(struct loop *L, const char *status, double fin, double lo
 						     "message", json_object_get(h, "message")));
 	if (L->have_best) {
 		char path[4200];
-		snprintf(path, sizeof(path), "%s/best.c", R->out_dir.data);
+		snprintf(path, sizeof(path), "%s/best%s", R->out_dir.data, pragma_backend_ext((enum pragma_backend)R->o->backend));
 		best = json_pack("{s:i, s:f, s:f, s:s, s:o}", "attempt", L->best_n, "speedup", have_final ? fin : L->best.speedup,
 				 "time_ms", L->best.time.median, "path", path, "time_stats", pragma_stats_json(&L->best.time));
 		if (have_final)

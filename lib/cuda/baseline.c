@@ -154,3 +154,36 @@ int pragma_cuda_profile_baseline(const struct pragma_task *t, const struct pragm
 	json_decref(ans);
 	return 0;
 }
+
+int pragma_cuda_baseline_measure(const struct pragma_task *t, const struct pragma_refset *sets, int n_sets,
+				 const struct pragma_timing_opts *o, struct pragma_baseline *b, struct pragma_err *err)
+{
+	json_t *ans = NULL, *v;
+	size_t i;
+	char why[512];
+
+	memset(b, 0, sizeof(*b));
+	if (t->kind != PRAGMA_TASK_KERNELBENCH || !pragma_cuda_torch_available(why, sizeof(why))) {
+		/* A native task's C reference, or PyTorch on the CPU: labelled. */
+		if (pragma_baseline_measure(t, sets, n_sets, o, b, err) < 0)
+			return -1;
+		json_object_set_new(b->config, "device", json_string("cpu"));
+		if (t->kind == PRAGMA_TASK_KERNELBENCH)
+			json_object_set_new(b->config, "note",
+					    json_pack("s", "no CUDA torch for the GPU baseline: timed on the CPU"));
+		return 0;
+	}
+	if (pragma_cuda_torch_time(t, sets, n_sets, o->warmup, o->reps, o->cold, &ans, err) < 0)
+		return -1;
+	snprintf(b->kind, sizeof(b->kind), "pytorch");
+	b->config = json_incref(json_object_get(ans, "config"));
+	if (!b->config)
+		b->config = json_object();
+	json_object_set_new(b->config, "device", json_string("cuda"));
+	b->times_ms = calloc(json_array_size(json_object_get(ans, "times_ms")) + 1, sizeof(double));
+	json_array_foreach(json_object_get(ans, "times_ms"), i, v)
+		b->times_ms[b->n_times++] = json_number_value(v);
+	pragma_stats_compute(b->times_ms, b->n_times, &b->stats);
+	json_decref(ans);
+	return 0;
+}

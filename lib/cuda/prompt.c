@@ -32,8 +32,34 @@ int pragma_cuda_target_model(struct pragma_gpu_model *m, char *note, size_t len)
 	return 0;
 }
 
-void pragma_cuda_prompt_vars(json_t *vars, const struct pragma_task *t)
+/* The CPU loop's "work" line, with the GPU's roofs. */
+static void work_text(const struct pragma_task *t, const struct pragma_gpu_model *m, double ms, struct pragma_buf *out)
 {
+	double t_bw = 0, t_fl = 0;
+
+	if (t->flops > 0)
+		pragma_buf_addf(out, "%.3g FLOP (%s), ", t->flops, t->flops_method);
+	pragma_buf_addf(out, "%.1f MiB minimal memory traffic (inputs read once, outputs written once)",
+			t->bytes / 1048576.0);
+	if (t->flops > 0 && t->bytes > 0)
+		pragma_buf_addf(out, ", arithmetic intensity %.2f FLOP/byte", t->flops / t->bytes);
+	pragma_buf_adds(out, ".");
+	if (m->peak_gbs > 0 && t->bytes > 0) {
+		t_bw = t->bytes / (m->peak_gbs * 1e6);
+		t_fl = t->flops > 0 && m->peak_fp32_gflops > 0 ? t->flops / (m->peak_fp32_gflops * 1e6) : 0;
+		pragma_buf_addf(out, " Lower bounds on this GPU: %.4f ms from DRAM bandwidth", t_bw);
+		if (t_fl > 0)
+			pragma_buf_addf(out, ", %.4f ms from FP32 compute (tensor cores go lower)", t_fl);
+		pragma_buf_addf(out, " — the %s roof binds.", t_fl > t_bw ? "compute" : "bandwidth");
+		if (ms > 0)
+			pragma_buf_addf(out, " The baseline reaches %.0f%% of it.", 100 * (t_fl > t_bw ? t_fl : t_bw) / ms);
+		pragma_buf_adds(out, " A kernel launch costs a few microseconds whatever it does.");
+	}
+}
+
+void pragma_cuda_prompt_vars(json_t *vars, const struct pragma_task *t, double baseline_ms)
+{
+	struct pragma_buf work = PRAGMA_BUF_INIT;
 	struct pragma_gpu_model m;
 	struct pragma_buf gpu = PRAGMA_BUF_INIT, abi = PRAGMA_BUF_INIT, hdr = PRAGMA_BUF_INIT, kh = PRAGMA_BUF_INIT;
 	struct pragma_err e = PRAGMA_ERR_INIT;
@@ -65,6 +91,9 @@ void pragma_cuda_prompt_vars(json_t *vars, const struct pragma_task *t)
 					       "-ftz=true and -prec-div/-prec-sqrt=false are refused; the __expf-style "
 					       "intrinsics are yours to use only if the error stays within the tolerance."));
 	json_object_set_new(vars, "backend", json_string("cuda"));
+	work_text(t, &m, baseline_ms, &work);
+	json_object_set_new(vars, "work", json_string(work.data));
+	pragma_buf_release(&work);
 	json_object_set_new(vars, "source_lang_out", json_string("cuda"));
 	pragma_buf_release(&gpu);
 	pragma_buf_release(&abi);

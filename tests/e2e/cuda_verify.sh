@@ -49,6 +49,11 @@ if [ $DEVICE != 0 ]; then
 		"j['resources']['kernels'][0]['spill_stores']>0 and j['resources']['kernels'][0]['registers']<=24 and j['compile']['flags']==['-maxrregcount=24']"
 
 	expect_exit 3 "--backend cuda given explicitly" -- $PRAGMA verify --backend cuda $T $K/vadd_streams.cu
+	MARK=$PRAGMA_CACHE_DIR/llm-called
+	expect_exit 3 "optimize --backend cuda stops before asking the model" -- \
+		$PRAGMA optimize --backend cuda $T --llm "exec:touch $MARK" --db $PRAGMA_CACHE_DIR/runs.db
+	grep_err "says no CUDA device" "no CUDA device"
+	if [ -e "$MARK" ]; then bad "the model was asked"; else ok "no LLM call"; fi
 	expect_exit 3 "a KernelBench problem with a CUDA kernel" -- $PRAGMA verify 13_relu $K/relu.cu --set DIM=4099 --json
 	jcheck "two kernels reported" "j['status']=='no_device' and j['kind']=='kernelbench' and len(j['resources']['kernels'])==2"
 fi

@@ -237,7 +237,7 @@ static void test_coder_prompt(void **state)
 	if (pragma_task_load(path, NULL, 0, &t, &err) < 0)
 		fail_msg("%s", err.msg);
 	vars = json_pack("{s:f, s:f}", "atol", t.atol, "rtol", t.rtol);
-	pragma_cuda_prompt_vars(vars, &t);
+	pragma_cuda_prompt_vars(vars, &t, 0.25);
 	if (pragma_template_render_file("coder_system_cuda.md", vars, &out, &err) < 0)
 		fail_msg("%s", err.msg);
 	/* the ABI, with device pointers */
@@ -252,6 +252,18 @@ static void test_coder_prompt(void **state)
 	/* the task's tolerance (1e-6) rules fast math out */
 	assert_non_null(strstr(out.data, "No fast math"));
 	assert_null(strstr(out.data, "{{"));
+	assert_non_null(strstr(json_string_value(json_object_get(vars, "work")), "Lower bounds on this GPU"));
+	/* The loop's other CUDA prompts render with the same variables. */
+	if (pragma_template_render_file("coder_first_cuda.md", vars, &out, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_non_null(strstr(out.data, "## The GPU\nGPU: "));
+	assert_non_null(strstr(out.data, "Lower bounds on this GPU"));
+	assert_non_null(strstr(out.data, "coalesced"));
+	pragma_buf_reset(&out);
+	if (pragma_template_render_file("conductor_system_cuda.md", vars, &out, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_non_null(strstr(out.data, "CUDA kernels on NVIDIA GPUs"));
+	assert_non_null(strstr(out.data, "occupancy"));
 	json_decref(vars);
 	pragma_buf_release(&out);
 	pragma_task_release(&t);
