@@ -76,7 +76,7 @@ static void verify_opts(struct agents_run *R, struct pragma_verify_opts *vo, con
 	vo->n_sets = R->n_sets;
 	vo->threads = R->threads;
 	vo->time = timed;
-	vo->keep = 1;
+	vo->keep = 0; /* the .so lives in the build cache; work dirs hold outputs (GBs) */
 	vo->backend = R->o->backend;
 }
 
