@@ -563,8 +563,11 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		agents_eval_init(&ev);
 		free(L->best_code);
 		L->best_code = strdup(code.code.data);
-		if (L->have_best)
-			pragma_store_attempt_put(R->store, R->run_id, L->best_n, 0, json_pack("{s:b}", "is_best", 0), &perr);
+		if (L->have_best) {
+			json_t *old = json_pack("{s:b}", "is_best", 0);
+			pragma_store_attempt_put(R->store, R->run_id, L->best_n, 0, old, &perr);
+			json_decref(old);
+		}
 		L->best_n = n;
 		L->have_best = 1;
 		L->since_best = 0;
