@@ -266,19 +266,23 @@ int cmd_optimize(int argc, char **argv)
 		if (json_is_integer(json_object_get(cfg, "attempts")) && !attempts_given)
 			o.attempts = (int)json_integer_value(json_object_get(cfg, "attempts"));
 		json_t *ov = json_object_get(cfg, "overrides");
-		static const char *ovs[64];
+		static char *ovs[64];
 		size_t i;
 		json_t *x;
 		o.n_overrides = 0;
 		json_array_foreach(ov, i, x)
 			if (i < 64)
 				ovs[o.n_overrides++] = strdup(json_string_value(x));
-		o.overrides = ovs;
+		o.overrides = (const char *const *)ovs;
 		json_decref(run);
 	}
 	o.progress = on_progress;
 	o.progress_ctx = &st;
-	if (pragma_optimize(&o, &res, &err) < 0) {
+	rc = pragma_optimize(&o, &res, &err);
+	if (f.resume && !c.n_positional)
+		for (int i = 0; i < o.n_overrides; i++)
+			free((char *)o.overrides[i]);
+	if (rc < 0) {
 		if (st.tty && st.shown)
 			fputs("\n", stderr);
 		return c.json ? cli_error_json(&err) : cli_error(&err);
