@@ -88,7 +88,7 @@ for k in kernels:
     if not os.path.exists(os.path.join(out, k + ".task")):
         continue
     task = open(os.path.join(out, k + ".task")).read().strip()
-    sp, cm, bm, over, waited, retried, statuses = [], [], [], [], [], [], []
+    sp, cm, bm, over, waited, retried, statuses, clean = [], [], [], [], [], [], [], []
     for r in range(1, runs + 1):
         try:
             j = json.load(open(os.path.join(out, "%s.%d.json" % (k, r))))
@@ -102,20 +102,29 @@ for k in kernels:
         inside = j["time_ms"]["mean"] * j["time_ms"]["count"] + j["baseline_ms"]["mean"] * j["baseline_ms"]["count"]
         w = j["interference"]["waited_for_quiet_ms"]
         waited.append(w / 1000); retried.append(j["interference"]["retried_rounds"])
+        clean.append("%d/%d" % (j["interference"]["rounds_clean"], j["interference"]["rounds_made"]))
         over.append((wall - inside - w) / 1000)
     ver = float(open(os.path.join(out, k + ".verify_s")).read())
-    rows.append((k, task, sp, cm, bm, over, waited, retried, statuses, ver))
+    rows.append((k, task, sp, cm, bm, over, waited, retried, statuses, ver, clean))
 
-print("| kernel | task | runs ok | speedup mean | min | max | CV | range | cand median CV | base median CV | verify s | eval overhead s | waited s | retried rounds |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-for k, task, sp, cm, bm, over, waited, retried, statuses, ver in rows:
+print("| kernel | task | runs ok | speedup mean | min | max | CV | range | cand median CV | base median CV | verify s | eval overhead s | waited s | retried rounds | clean rounds |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for k, task, sp, cm, bm, over, waited, retried, statuses, ver, clean in rows:
     if not sp:
         print("| %s | %s | 0/%d (%s) |" % (k, task, runs, ",".join(statuses))); continue
     m = st.mean(sp)
-    print("| %s | %s | %d/%d | %.3f | %.3f | %.3f | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.2f | %.1f | %.1f | %.1f |" % (
+    print("| %s | %s | %d/%d | %.3f | %.3f | %.3f | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.2f | %.1f | %.1f | %.1f | %s |" % (
         k, task, len(sp), runs, m, min(sp), max(sp), cv(sp), 100 * (max(sp) - min(sp)) / m, cv(cm), cv(bm),
-        ver, st.mean(over), st.mean(waited), st.mean(retried)))
+        ver, st.mean(over), st.mean(waited), st.mean(retried), " ".join(clean)))
 print()
+for k, task, sp, cm, bm, over, waited, retried, statuses, ver, clean in rows:
+    for r, stt in enumerate(statuses, 1):
+        if stt != "ok":
+            try:
+                j = json.load(open(os.path.join(out, "%s.%d.json" % (k, r))))
+                print("  %s run %d: %s: %s" % (k, r, stt, j.get("message", "")[:200]))
+            except Exception:
+                print("  %s run %d: %s: %s" % (k, r, stt, open(os.path.join(out, "%s.%d.err" % (k, r))).read()[-300:]))
 print("speedups per run:")
 for k, task, sp, *_ in rows:
     print("  %-18s %s" % (k, " ".join("%.3f" % x for x in sp)))

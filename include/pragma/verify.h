@@ -128,6 +128,7 @@ struct pragma_verdict {
 	double worst_disturbance;    /* run-queue delay / round time of the worst round kept */
 	double waited_ms;            /* spent waiting for a quiet machine */
 	int rounds_used;             /* rounds whose calls the statistics use (undisturbed on both sides) */
+	int rounds_clean, rounds_made; /* rounds undisturbed on both sides, of all made */
 	double gbs, gflops;          /* achieved, candidate median; 0 when unknown */
 	double peak_gbs, peak_gflops;/* machine peaks used for the checks; 0 when unknown */
 	char **warnings;

@@ -577,9 +577,10 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 
 	pragma_debug("eval: candidate process ready after %.0f ms", mono_ms() - t_start);
 	/* Rounds go on until `rounds` of them ran undisturbed on both sides,
-	 * or three times as many were made. */
+	 * or three times as many were made — unless the first `rounds` show a
+	 * saturated machine (under a quarter clean), where more would not help. */
 	int clean_pairs = 0;
-	for (int r = 0; clean_pairs < rounds && r < 3 * rounds; r++) {
+	for (int r = 0; clean_pairs < rounds && r < 3 * rounds && !(r >= rounds && 4 * clean_pairs < rounds); r++) {
 		struct side *order[2] = { &base, &cand };
 		if (r % 2) {
 			order[0] = &cand;
@@ -678,7 +679,9 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 
 	{
 		int clean;
+		v->rounds_made = v->cand.n_rounds;
 		v->rounds_used = keep_undisturbed(&v->cand, &v->base, &clean);
+		v->rounds_clean = clean;
 		if (clean < 3 || 3 * clean < rounds)
 			vwarn(v,
 			      "the machine was busy: only %d of %d rounds ran undisturbed on both sides (the worst lost "

@@ -194,9 +194,10 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 			json_object_set_new(o, "samples_ms", json_pack("{s:o, s:o}", "candidate", cr, "baseline", br));
 		}
 		json_object_set_new(o, "interference",
-				    json_pack("{s:i, s:f, s:f, s:i, s:i}", "retried_rounds", v->retried_rounds,
+				    json_pack("{s:i, s:f, s:f, s:i, s:i, s:i}", "retried_rounds", v->retried_rounds,
 					      "worst_run_delay_share", v->worst_disturbance, "waited_for_quiet_ms", v->waited_ms,
-					      "rounds_used", v->rounds_used, "rounds", v->cand.n_rounds));
+					      "rounds_made", v->rounds_made, "rounds_clean", v->rounds_clean, "rounds_used",
+					      v->rounds_used));
 		json_object_set_new(o, "speedup", v->speedup > 0 ? json_real(v->speedup) : json_null());
 		json_object_set_new(o, "speedup_spread",
 				    json_pack("{s:o, s:o, s:o, s:o, s:o}", "min", num(v->speedup_min), "q1",

@@ -9,7 +9,7 @@ jcheck "time_ms and baseline_ms with median/mean/stdev/min/count" \
 	"all(k in j['time_ms'] and k in j['baseline_ms'] for k in ('median','mean','stdev','min','count'))"
 jcheck "5 timed calls per round and side, at least 3 rounds (more on a busy machine)" \
 	"j['time_ms']['count']==j['baseline_ms']['count']==5*len(j['speedup_spread']['rounds']) and len(j['speedup_spread']['rounds'])>=3"
-jcheck "interference reported" "set(j['interference']) >= {'retried_rounds','worst_run_delay_share','waited_for_quiet_ms','rounds_used'}"
+jcheck "interference reported" "set(j['interference']) >= {'retried_rounds','worst_run_delay_share','waited_for_quiet_ms','rounds_made','rounds_clean','rounds_used'}"
 jcheck "speedup is the ratio of medians" \
 	"abs(j['speedup'] - j['baseline_ms']['median']/j['time_ms']['median']) < 1e-6*j['speedup']"
 jcheck "spread brackets the per-round ratios" \
