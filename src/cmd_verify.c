@@ -198,9 +198,10 @@ static void print_human(const struct pragma_verdict *v, const struct pragma_task
 	       v->base.stats.count, v->baseline_kind);
 	printf("speedup:   %.3fx   (per-round ratios over %d rounds: min %.3f, q1 %.3f, q3 %.3f, max %.3f)\n",
 	       v->speedup, v->cand.n_rounds, v->speedup_min, v->speedup_q1, v->speedup_q3, v->speedup_max);
-	printf("noise:     %d rounds measured again after other processes took the CPU; worst kept round lost "
-	       "%.0f%% to the run queue; waited %.1f s for a quiet machine\n",
-	       v->retried_rounds, 100 * v->worst_disturbance, v->waited_ms / 1000);
+	printf("noise:     %d of %d rounds undisturbed on both sides (%d used); %d measured again after other "
+	       "processes took the CPU; worst kept round lost %.0f%% to the run queue; waited %.1f s for quiet\n",
+	       v->rounds_clean, v->rounds_made, v->rounds_used, v->retried_rounds, 100 * v->worst_disturbance,
+	       v->waited_ms / 1000);
 	if (v->gbs > 0)
 		printf("rate:      %.2f GB/s of minimal traffic%s", v->gbs, v->peak_gbs > 0 ? "" : "\n");
 	if (v->gbs > 0 && v->peak_gbs > 0)
