@@ -630,6 +630,10 @@ static int setup(struct loop *L, struct pragma_err *err)
 		if (!run)
 			return -1;
 		snprintf(R->run_id, sizeof(R->run_id), "%s", json_string_value(json_object_get(run, "id")));
+		/* Artifacts go where the run put them before. */
+		const char *prev = json_string_value(json_object_get(json_object_get(run, "config"), "out"));
+		if (prev && !o->out)
+			pragma_buf_adds(&R->out_dir, prev);
 		json_decref(run);
 	} else {
 		pragma_store_new_run_id(R->run_id);
@@ -658,7 +662,9 @@ static int setup(struct loop *L, struct pragma_err *err)
 	agents_measure_unlock(lk);
 	if (br < 0)
 		goto out;
-	if (o->out) {
+	if (R->out_dir.len) {
+		/* resumed: kept from the stored run */
+	} else if (o->out) {
 		pragma_buf_adds(&R->out_dir, o->out);
 	} else {
 		const char *slash = strrchr(o->db, '/');
