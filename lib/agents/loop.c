@@ -785,6 +785,21 @@ static json_t *summary(struct loop *L, const char *status, double fin, double lo
 	json_t *h;
 
 	pragma_llm_usage_get(R->llm, &u);
+	/* A resumed run's usage is the whole run's: every call is in the store. */
+	{
+		struct pragma_err e = PRAGMA_ERR_INIT;
+		json_t *run = pragma_store_run_get(R->store, R->run_id, &e);
+		json_t *c = json_object_get(run, "llm_calls");
+		if (json_is_object(c)) {
+			u.calls = (uint64_t)json_integer_value(json_object_get(c, "count")) -
+				  (uint64_t)json_integer_value(json_object_get(c, "cached"));
+			u.prompt_tokens = (uint64_t)json_integer_value(json_object_get(c, "prompt_tokens"));
+			u.completion_tokens = (uint64_t)json_integer_value(json_object_get(c, "completion_tokens"));
+			u.cost = json_number_value(json_object_get(c, "cost"));
+			u.estimated_calls = (uint64_t)json_integer_value(json_object_get(c, "estimated"));
+		}
+		json_decref(run);
+	}
 	json_array_foreach(L->history, i, h)
 		json_array_append_new(att, json_pack("{s:O, s:O, s:O, s:O}", "n", json_object_get(h, "n"), "status",
 						     json_object_get(h, "status"), "speedup", json_object_get(h, "speedup"),
