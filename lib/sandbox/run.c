@@ -643,11 +643,21 @@ int pragma_run_serve_time(struct pragma_run_server *s, int reps, int timeout_ms,
 
 	if (s->dead)
 		return pragma_err_set(err, PRAGMA_E_INTERNAL, "the harness server is gone");
+	int before = r->n_times;
+
 	if (write_nosigpipe(s->to, cmd, (size_t)n) < 0) {
 		serve_died(s, r, 0);
 		return 0;
 	}
-	serve_answer(s, timeout_ms > 0 ? timeout_ms : 60000, r);
+	if (serve_answer(s, timeout_ms > 0 ? timeout_ms : 60000, r) && r->n_times - before != reps) {
+		/* Not the harness's answer to this command: the kernel wrote
+		 * to the result channel. */
+		serve_died(s, r, 1);
+		snprintf(r->status, sizeof(r->status), "crash");
+		snprintf(r->message, sizeof(r->message),
+			 "the harness answered with %d times for %d calls: the kernel interfered with its result channel",
+			 r->n_times - before, reps);
+	}
 	return 0;
 }
 
@@ -660,6 +670,13 @@ int pragma_run_serve_finish(struct pragma_run_server *s, struct pragma_run_resul
 		return 0;
 	}
 	if (serve_answer(s, 60000, r)) {
+		if (!json_is_true(json_object_get(r->raw, "done"))) {
+			serve_died(s, r, 1);
+			snprintf(r->status, sizeof(r->status), "crash");
+			snprintf(r->message, sizeof(r->message),
+				 "the harness's final report is missing: the kernel interfered with its result channel");
+			return 0;
+		}
 		pragma_child_wait(&s->c, 10000);
 		s->dead = 1;
 		r->maxrss_kb = s->c.usage.ru_maxrss;

@@ -65,10 +65,17 @@ int vload_cand(struct vctx *c, int s, const char *name, int k, struct pragma_ten
 	char p[4400];
 
 	snprintf(p, sizeof(p), "%s/set%d/%s_%03d.npy", c->work, s, name, k);
-	if (pragma_npy_read(p, (int)c->t->outputs[k].dtype, t, err) < 0) {
-		pragma_err_prefix(err, "the harness's outputs");
-		err->kind = PRAGMA_E_INTERNAL;
-		return -1;
+	if (pragma_npy_read(p, (int)c->t->outputs[k].dtype, t, err) < 0 ||
+	    t->ndim != c->t->outputs[k].ndim ||
+	    memcmp(t->shape, c->t->outputs[k].shape, sizeof(int64_t) * (size_t)t->ndim)) {
+		/* The harness wrote them before reporting success: only a kernel
+		 * meddling with the harness's files leaves them broken. A
+		 * negative verdict (crash) for the caller to turn into one. */
+		pragma_tensor_release(t);
+		return pragma_err_set(err, PRAGMA_E_NEGATIVE,
+				      "the harness reported success but output %d of set %d (%s) is missing or "
+				      "malformed: the kernel interfered with the harness",
+				      k, s, name);
 	}
 	return 0;
 }
@@ -537,16 +544,35 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 
 	pragma_debug("verify: harness run done at %.0f ms (its wall %.0f ms)", mono_ms() - t_start, rr.wall_ms);
 	c.verify_wall_ms = rr.wall_ms;
+	/* A forged "ok" (written to the result fd by the kernel) lacks the
+	 * harness's own count of calls. */
+	if (rr.calls != n_steps) {
+		vreject(v, PRAGMA_V_CRASH,
+			"the harness reported %d calls where %d were made: the kernel interfered with the harness's "
+			"result channel",
+			rr.calls, n_steps);
+		goto done;
+	}
 	/* 7. Compare here, where the reference lives. */
-	if (check_outputs(&c, c.n_sets > 1, err) < 0)
-		goto out;
+	if (check_outputs(&c, c.n_sets > 1, err) < 0) {
+		if (err->kind != PRAGMA_E_NEGATIVE)
+			goto out;
+		vreject(v, PRAGMA_V_CRASH, "%s", err->msg);
+		pragma_err_clear(err);
+		goto done;
+	}
 	pragma_debug("verify: comparison done at %.0f ms", mono_ms() - t_start);
 	if (v->status)
 		goto done;
 
 	/* 8. Timing (eval). */
-	if (o.time && verify_time(&c, so.data, err) < 0)
-		goto out;
+	if (o.time && verify_time(&c, so.data, err) < 0) {
+		if (err->kind != PRAGMA_E_NEGATIVE)
+			goto out;
+		vreject(v, PRAGMA_V_CRASH, "while timed: %s", err->msg);
+		pragma_err_clear(err);
+		goto done;
+	}
 	pragma_debug("verify: all done at %.0f ms", mono_ms() - t_start);
 done:
 	ret = 0;
