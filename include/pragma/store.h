@@ -48,7 +48,9 @@ int pragma_store_attempt_put(struct pragma_store *s, const char *run_id, int n, 
 int pragma_store_llm_call(struct pragma_store *s, const char *run_id, json_t *fields, struct pragma_err *err);
 
 /* Export the run's answered LLM calls as a replay recording (JSON Lines, the
- * format of pragma_llm_record_append). Returns the number of calls written. */
+ * format of pragma_llm_record_append): per attempt and role the last
+ * answered call (an attempt redone after a resume counts once), in attempt
+ * order. Returns the number of calls written. */
 int pragma_store_export_replay(struct pragma_store *s, const char *run_id, const char *path,
 			       struct pragma_err *err);
 

@@ -494,7 +494,8 @@ int pragma_store_export_replay(struct pragma_store *s, const char *run_id, const
 	if (sqlite3_prepare_v2(s->db,
 			       "SELECT role, attempt, provider, model, request_hash, reply, reasoning, prompt_tokens,"
 			       " completion_tokens, reasoning_tokens, estimated, cost, latency_ms FROM llm_calls"
-			       " WHERE run_id = ? AND status = 'ok' ORDER BY id",
+			       " WHERE id IN (SELECT MAX(id) FROM llm_calls WHERE run_id = ?1 AND status = 'ok'"
+			       " GROUP BY attempt, role) ORDER BY attempt, role = 'conductor', id",
 			       -1, &st, NULL) != SQLITE_OK) {
 		db_error(s, err, "llm_calls");
 		goto out;
