@@ -63,6 +63,14 @@ static void runs_attempts_calls(void **state)
 	f = json_pack("{s:i, s:s, s:s, s:i, s:i, s:f, s:s, s:s}", "attempt", 1, "role", "coder", "model", "m", "prompt_tokens",
 		      100, "completion_tokens", 50, "cost", 0.25, "status", "ok", "reply", "```c\nint x;\n```");
 	assert_int_equal(pragma_store_llm_call(s, id, f, &err), 0);
+	/* The attempt redone after a resume: a second coder call for attempt 1. */
+	json_object_set_new(f, "reply", json_string("```c\nint y;\n```"));
+	assert_int_equal(pragma_store_llm_call(s, id, f, &err), 0);
+	json_decref(f);
+	f = json_pack("{s:i, s:s, s:s, s:s}", "attempt", 1, "role", "conductor", "status", "ok", "reply", "Verdict: failure");
+	assert_int_equal(pragma_store_llm_call(s, id, f, &err), 0);
+	json_decref(f);
+	f = json_pack("{s:i, s:s, s:s, s:s}", "attempt", 2, "role", "coder", "status", "rate_limit", "reply", "");
 	assert_int_equal(pragma_store_llm_call(s, id, f, &err), 0);
 	json_decref(f);
 
@@ -92,7 +100,7 @@ static void runs_attempts_calls(void **state)
 	assert_string_equal(json_string_value(json_object_get(a1, "status")), "ok");
 	assert_true(json_real_value(json_object_get(json_object_get(a1, "metrics"), "roof.bw_frac")) == 0.8);
 	json_t *calls = json_object_get(run, "llm_calls");
-	assert_int_equal(json_integer_value(json_object_get(calls, "count")), 2);
+	assert_int_equal(json_integer_value(json_object_get(calls, "count")), 4);
 	assert_int_equal(json_integer_value(json_object_get(calls, "prompt_tokens")), 200);
 	assert_true(json_real_value(json_object_get(calls, "cost")) == 0.5);
 	json_decref(run);
@@ -117,7 +125,8 @@ static void runs_attempts_calls(void **state)
 	assert_int_equal(json_array_size(list), 2);
 	json_decref(list);
 
-	/* Replay export: one line per answered call. */
+	/* Replay export: per attempt and role the last answered call; failed
+	 * calls are left out. */
 	char path[600];
 	struct pragma_buf b = PRAGMA_BUF_INIT;
 	snprintf(path, sizeof(path), "%s/replay.jsonl", dir);
@@ -126,7 +135,7 @@ static void runs_attempts_calls(void **state)
 	json_t *line = json_loadb(b.data, strcspn(b.data, "\n"), 0, NULL);
 	assert_non_null(line);
 	assert_string_equal(json_string_value(json_object_get(line, "agent")), "coder");
-	assert_string_equal(json_string_value(json_object_get(line, "text")), "```c\nint x;\n```");
+	assert_string_equal(json_string_value(json_object_get(line, "text")), "```c\nint y;\n```");
 	json_decref(line);
 	pragma_buf_release(&b);
 	pragma_store_close(s);
