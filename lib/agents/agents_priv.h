@@ -32,6 +32,7 @@ struct agents_eval {
 	char src_path[4096];
 	char so_path[4096];
 	struct pragma_stats time;   /* when ok */
+	struct pragma_stats base;   /* the baseline in the same interleaved rounds */
 	double speedup;             /* baseline median / candidate median */
 	json_t *flags;              /* array of strings */
 	json_t *tune;               /* chosen tunables {NAME: value} or null */

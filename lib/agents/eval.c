@@ -93,6 +93,7 @@ static void take_verdict(struct agents_eval *ev, struct pragma_verdict *v)
 	pragma_buf_add(&ev->compile_log, v->compile_log.data, v->compile_log.len);
 	if (v->timed && v->status == PRAGMA_V_OK) {
 		ev->time = v->cand.stats;
+		ev->base = v->base.stats;
 		ev->speedup = v->speedup;
 	}
 	json_decref(ev->verdict);
