@@ -29,32 +29,18 @@ struct flags {
 	int sets;
 };
 
-static int int_arg(int argc, char **argv, int i, int *out)
-{
-	char *end;
-	long v;
-
-	if (i + 1 >= argc)
-		return cli_usage_error("%s needs a number", argv[i]), -1;
-	v = strtol(argv[i + 1], &end, 10);
-	if (*end || v < 0 || v > 1000000)
-		return cli_usage_error("%s: '%s' is not a valid number", argv[i], argv[i + 1]), -1;
-	*out = (int)v;
-	return 2;
-}
-
 static int extra(int argc, char **argv, int i, void *ctx)
 {
 	struct flags *f = ctx;
 
 	if (!strcmp(argv[i], "--reps"))
-		return int_arg(argc, argv, i, &f->t.reps);
+		return cli_int_arg(argc, argv, i, &f->t.reps);
 	if (!strcmp(argv[i], "--warmup"))
-		return int_arg(argc, argv, i, &f->t.warmup);
+		return cli_int_arg(argc, argv, i, &f->t.warmup);
 	if (!strcmp(argv[i], "--threads"))
-		return int_arg(argc, argv, i, &f->t.threads);
+		return cli_int_arg(argc, argv, i, &f->t.threads);
 	if (!strcmp(argv[i], "--sets"))
-		return int_arg(argc, argv, i, &f->sets);
+		return cli_int_arg(argc, argv, i, &f->sets);
 	if (!strcmp(argv[i], "--warm")) {
 		f->t.cold = 0;
 		return 1;

@@ -45,26 +45,6 @@ struct flags {
 	double target_speedup, target_roof;
 };
 
-static int num(int argc, char **argv, int i, double *out)
-{
-	char *end;
-
-	if (i + 1 >= argc)
-		return cli_usage_error("%s needs a value", argv[i]), -1;
-	*out = strtod(argv[i + 1], &end);
-	if (*end || *out < 0)
-		return cli_usage_error("%s: '%s' is not a number >= 0", argv[i], argv[i + 1]), -1;
-	return 2;
-}
-
-static int str(int argc, char **argv, int i, const char **out)
-{
-	if (i + 1 >= argc)
-		return cli_usage_error("%s needs a value", argv[i]), -1;
-	*out = argv[i + 1];
-	return 2;
-}
-
 static int extra(int argc, char **argv, int i, void *ctx)
 {
 	struct flags *f = ctx;
@@ -72,27 +52,27 @@ static int extra(int argc, char **argv, int i, void *ctx)
 	int r;
 
 	if (!strcmp(argv[i], "--llm"))
-		return str(argc, argv, i, &f->llm);
+		return cli_str_arg(argc, argv, i, &f->llm);
 	if (!strcmp(argv[i], "--mode"))
-		return str(argc, argv, i, &f->mode);
+		return cli_str_arg(argc, argv, i, &f->mode);
 	if (!strcmp(argv[i], "--db"))
-		return str(argc, argv, i, &f->db);
+		return cli_str_arg(argc, argv, i, &f->db);
 	if (!strcmp(argv[i], "--out"))
-		return str(argc, argv, i, &f->out);
+		return cli_str_arg(argc, argv, i, &f->out);
 	if (!strcmp(argv[i], "--resume"))
-		return str(argc, argv, i, &f->resume);
+		return cli_str_arg(argc, argv, i, &f->resume);
 	if (!strcmp(argv[i], "--backend"))
-		return str(argc, argv, i, &f->backend);
+		return cli_str_arg(argc, argv, i, &f->backend);
 	if (!strcmp(argv[i], "--no-cache")) {
 		f->no_cache = 1;
 		return 1;
 	}
 	if (!strcmp(argv[i], "--target-speedup"))
-		return num(argc, argv, i, &f->target_speedup);
+		return cli_num_arg(argc, argv, i, &f->target_speedup);
 	if (!strcmp(argv[i], "--target-roof"))
-		return num(argc, argv, i, &f->target_roof);
+		return cli_num_arg(argc, argv, i, &f->target_roof);
 	if (!strcmp(argv[i], "--attempts") || !strcmp(argv[i], "--candidates") || !strcmp(argv[i], "--patience")) {
-		if ((r = num(argc, argv, i, &v)) < 0)
+		if ((r = cli_num_arg(argc, argv, i, &v)) < 0)
 			return r;
 		if (v != (int)v || v > 10000)
 			return cli_usage_error("%s needs a whole number", argv[i]), -1;

@@ -53,52 +53,30 @@ struct flags {
 	double sim_budget;
 };
 
-static int int_arg(int argc, char **argv, int i, int *out)
-{
-	char *end;
-	long v;
-
-	if (i + 1 >= argc)
-		return cli_usage_error("%s needs a number", argv[i]), -1;
-	v = strtol(argv[i + 1], &end, 10);
-	if (*end || v < 0 || v > 1000000)
-		return cli_usage_error("%s: '%s' is not a valid number", argv[i], argv[i + 1]), -1;
-	*out = (int)v;
-	return 2;
-}
-
-static int str_arg(int argc, char **argv, int i, const char **out)
-{
-	if (i + 1 >= argc)
-		return cli_usage_error("%s needs a value", argv[i]), -1;
-	*out = argv[i + 1];
-	return 2;
-}
-
 static int extra(int argc, char **argv, int i, void *ctx)
 {
 	struct flags *f = ctx;
 
 	if (!strcmp(argv[i], "--metrics"))
-		return str_arg(argc, argv, i, &f->metrics);
+		return cli_str_arg(argc, argv, i, &f->metrics);
 	if (!strcmp(argv[i], "--collectors"))
-		return str_arg(argc, argv, i, &f->collectors);
+		return cli_str_arg(argc, argv, i, &f->collectors);
 	if (!strcmp(argv[i], "--compare"))
-		return str_arg(argc, argv, i, &f->compare);
+		return cli_str_arg(argc, argv, i, &f->compare);
 	if (!strcmp(argv[i], "--backend"))
-		return str_arg(argc, argv, i, &f->backend);
+		return cli_str_arg(argc, argv, i, &f->backend);
 	if (!strcmp(argv[i], "--threads"))
-		return int_arg(argc, argv, i, &f->threads);
+		return cli_int_arg(argc, argv, i, &f->threads);
 	if (!strcmp(argv[i], "--reps"))
-		return int_arg(argc, argv, i, &f->reps);
+		return cli_int_arg(argc, argv, i, &f->reps);
 	if (!strcmp(argv[i], "--warmup"))
-		return int_arg(argc, argv, i, &f->warmup);
+		return cli_int_arg(argc, argv, i, &f->warmup);
 	if (!strcmp(argv[i], "--sets"))
-		return int_arg(argc, argv, i, &f->sets);
+		return cli_int_arg(argc, argv, i, &f->sets);
 	if (!strcmp(argv[i], "--sim-budget")) {
 		const char *v;
 		char *end;
-		if (str_arg(argc, argv, i, &v) < 0)
+		if (cli_str_arg(argc, argv, i, &v) < 0)
 			return -1;
 		f->sim_budget = strtod(v, &end);
 		if (*end || f->sim_budget <= 0)

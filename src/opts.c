@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -34,4 +35,38 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, int (*extra)(int argc, 
 		}
 	}
 	return 0;
+}
+
+int cli_int_arg(int argc, char **argv, int i, int *out)
+{
+	char *end;
+	long v;
+
+	if (i + 1 >= argc)
+		return cli_usage_error("%s needs a number", argv[i]), -1;
+	v = strtol(argv[i + 1], &end, 10);
+	if (*end || end == argv[i + 1] || v < 0 || v > 1000000)
+		return cli_usage_error("%s: '%s' is not a valid number", argv[i], argv[i + 1]), -1;
+	*out = (int)v;
+	return 2;
+}
+
+int cli_num_arg(int argc, char **argv, int i, double *out)
+{
+	char *end;
+
+	if (i + 1 >= argc)
+		return cli_usage_error("%s needs a value", argv[i]), -1;
+	*out = strtod(argv[i + 1], &end);
+	if (*end || end == argv[i + 1] || *out < 0)
+		return cli_usage_error("%s: '%s' is not a number >= 0", argv[i], argv[i + 1]), -1;
+	return 2;
+}
+
+int cli_str_arg(int argc, char **argv, int i, const char **out)
+{
+	if (i + 1 >= argc)
+		return cli_usage_error("%s needs a value", argv[i]), -1;
+	*out = argv[i + 1];
+	return 2;
 }

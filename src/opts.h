@@ -16,4 +16,10 @@ struct cli_opts {
 int cli_parse(int argc, char **argv, struct cli_opts *o,
 	      int (*extra)(int argc, char **argv, int i, void *ctx), void *ctx);
 
+/* Value-taking flags, for extra() callbacks: each returns 2 (the flag and
+ * its value consumed) or -1 after printing a usage error. */
+int cli_int_arg(int argc, char **argv, int i, int *out);          /* 0 .. 1000000 */
+int cli_num_arg(int argc, char **argv, int i, double *out);       /* a number >= 0 */
+int cli_str_arg(int argc, char **argv, int i, const char **out);
+
 #endif
