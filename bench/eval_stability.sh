@@ -23,7 +23,7 @@ PY=/usr/bin/python3
 RUNS=${1:-5}
 shift || true
 KERNELS=("$@")
-[ ${#KERNELS[@]} -gt 0 ] || KERNELS=(stencil2d_big.c transpose_big.c relu_big.c softmax_big.c)
+[ ${#KERNELS[@]} -gt 0 ] || KERNELS=(stencil2d_self.c stencil2d_big.c transpose_big.c relu_big.c histogram_big.c)
 export PRAGMA_CACHE_DIR=${PRAGMA_CACHE_DIR:-$HOME/.cache/pragma}
 out=$(mktemp -d /tmp/pragma-bench-XXXXXX)
 trap 'rm -rf "$out"' EXIT
@@ -38,6 +38,8 @@ spec() {
 	relu_big.c) echo "relu_avx2_omp.c 13_relu --set BATCH=8 --set DIM=1048576" ;;
 	softmax_big.c) echo "softmax_omp.c 18_softmax --set BATCH=8 --set DIM=262144" ;;
 	histogram_big.c) echo "histogram_private.c histogram --set N=16777216" ;;
+	# Control: the task's own baseline.c as the candidate; the truth is 1.0.
+	stencil2d_self.c) echo "../../tasks/c/stencil2d/baseline.c stencil2d --set N=2048 --set M=2048" ;;
 	*) local t; t=$(sed -n 's|^// task: *||p' "$here/tests/kernels/$1" | head -1); echo "$1 $t" ;;
 	esac
 }

@@ -483,62 +483,44 @@ static int side_round(struct side *sd, struct vctx *c, int reps, int round_to, s
 	return 0;
 }
 
-int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
+/* Start the baseline's process for session `sess` (0, 1). */
+static int start_baseline(struct vctx *c, struct side *base, int warmup, struct pragma_buf *dir, int sess,
+			  struct pragma_err *err)
 {
 	struct pragma_verdict *v = c->v;
-	const struct pragma_verify_opts *o = c->o;
-	struct side base = { 0 }, cand = { 0 };
-	struct pragma_buf bdir = PRAGMA_BUF_INIT, cdir = PRAGMA_BUF_INIT;
-	int rounds = o->rounds > 0 ? o->rounds : 15, reps = o->reps > 0 ? o->reps : 5;
-	int warmup = o->warmup >= 0 ? o->warmup : 3;
-	int max_attempts = o->max_attempts > 0 ? o->max_attempts : 3;
-	double quiet_budget = o->max_wait_ms > 0 ? o->max_wait_ms : o->max_wait_ms < 0 ? 0 : 20000;
-	/* A round is a few calls; the verification run made 3 per set with
-	 * checks. Ten times that, within [30 s, 10 min], before calling a
-	 * round hung — the baseline (maybe far slower) gets the maximum. */
-	int round_to = o->round_timeout_ms > 0 ? o->round_timeout_ms :
-		       c->verify_wall_ms * 10 < 30000 ? 30000 : c->verify_wall_ms * 10 > 600000 ? 600000 :
-											 (int)(c->verify_wall_ms * 10);
-	int base_round_to = o->round_timeout_ms > 0 ? o->round_timeout_ms : 600000;
-	int ret = -1;
-	struct pragma_machine m;
-	struct pragma_err merr = PRAGMA_ERR_INIT;
 
-	double t_start = mono_ms();
-
-	v->timed = 1;
-	base.is_baseline = 1;
-	base.tm = &v->base;
-	cand.tm = &v->cand;
-	pragma_buf_init(&base.so);
-	pragma_buf_init(&cand.so);
-
-	/* The baseline's process. */
+	base->is_baseline = 1;
+	base->tm = &v->base;
 	if (c->t->kind == PRAGMA_TASK_KERNELBENCH) {
-		base.is_bridge = 1;
-		if (bridge_start(&base.br, c, warmup, err) < 0)
-			goto out;
-		snprintf(v->baseline_kind, sizeof(v->baseline_kind), "pytorch");
-		v->baseline_config = json_incref(base.br.config);
-	} else {
+		base->is_bridge = 1;
+		if (bridge_start(&base->br, c, warmup, err) < 0)
+			return -1;
+		if (!v->baseline_config) {
+			snprintf(v->baseline_kind, sizeof(v->baseline_kind), "pytorch");
+			v->baseline_config = json_incref(base->br.config);
+		}
+		return 0;
+	}
+	if (!base->so.len) {
 		struct pragma_buf src = PRAGMA_BUF_INIT;
 		pragma_buf_addf(&src, "%s/%s", c->t->path, c->t->has_baseline_c ? "baseline.c" : "reference.c");
-		if (pragma_build_cached(src.data, NULL, &base.so, err) < 0 ||
-		    pragma_symbols_read(base.so.data, &base.syms, err) < 0) {
+		if (pragma_build_cached(src.data, NULL, &base->so, err) < 0 ||
+		    pragma_symbols_read(base->so.data, &base->syms, err) < 0) {
 			pragma_err_prefix(err, "building the baseline %s", src.data);
 			pragma_buf_release(&src);
-			goto out;
+			return -1;
 		}
 		pragma_buf_release(&src);
-		pragma_symbols_preload(&base.syms, base.preload, 16);
-		harness_opts(c, &base.ro, base.so.data, "timing-baseline", base.preload, &bdir);
-		if (pragma_run_serve_start(&base.ro, &base.h, &base.rr, err) < 0)
-			goto out;
-		if (!base.h) {
-			pragma_err_set(err, PRAGMA_E_INPUT, "the task's %s failed in the harness (%s): %s",
-				       c->t->has_baseline_c ? "baseline.c" : "reference.c", base.rr.status, base.rr.message);
-			goto out;
-		}
+		pragma_symbols_preload(&base->syms, base->preload, 16);
+	}
+	harness_opts(c, &base->ro, base->so.data, sess ? "timing-baseline-b" : "timing-baseline", base->preload, dir);
+	if (pragma_run_serve_start(&base->ro, &base->h, &base->rr, err) < 0)
+		return -1;
+	if (!base->h)
+		return pragma_err_set(err, PRAGMA_E_INPUT, "the task's %s failed in the harness (%s): %s",
+				      c->t->has_baseline_c ? "baseline.c" : "reference.c", base->rr.status,
+				      base->rr.message);
+	if (!v->baseline_config) {
 		snprintf(v->baseline_kind, sizeof(v->baseline_kind), "%s",
 			 c->t->has_baseline_c ? "c-baseline" : "c-reference");
 		v->baseline_config = json_pack("{s:s, s:s, s:s, s:i}", "source",
@@ -547,44 +529,94 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 								       getenv("PRAGMA_CC") : "gcc"),
 					       "flags", "-O3 -march=native -fopenmp", "threads", c->threads);
 	}
-	json_object_set_new(v->baseline_config, "protocol",
-			    json_pack("{s:i, s:i, s:i, s:b, s:I, s:i, s:i, s:s}", "warmup", warmup, "rounds", rounds,
-				      "reps_per_round", reps, "cold", o->cold, "flush_bytes",
-				      (json_int_t)pragma_flush_bytes(), "threads", c->threads, "input_sets", c->n_sets,
-				      "order", "interleaved, alternating which side goes first"));
-	json_object_set_new(json_object_get(v->baseline_config, "protocol"), "disturbed_round_retries",
-			    json_pack("{s:f, s:i, s:f, s:i}", "run_delay_threshold", DISTURBANCE_OK, "max_attempts",
-				      max_attempts, "quiet_cpu_share", QUIET_SHARE, "max_wait_ms", (int)quiet_budget));
+	return 0;
+}
 
-	pragma_debug("eval: baseline process ready after %.0f ms", mono_ms() - t_start);
-	/* The candidate's process. */
-	harness_opts(c, &cand.ro, cand_so, "timing", c->preload, &cdir);
+/* Start the candidate's process; 1 when it failed in warm-up (verdict set). */
+static int start_candidate(struct vctx *c, struct side *cand, const char *cand_so, struct pragma_buf *dir, int sess,
+			   struct pragma_err *err)
+{
+	cand->tm = &c->v->cand;
+	pragma_run_result_release(&cand->rr);
+	harness_opts(c, &cand->ro, cand_so, sess ? "timing-b" : "timing", c->preload, dir);
 	if (c->harness) {
 		/* CUDA backend: the CUDA harness, no address-space or CPU-time cap. */
-		cand.ro.harness = c->harness;
+		cand->ro.harness = c->harness;
 		c->cuda_limits.cpu_seconds = 0;
-		cand.ro.limits = cand.ro.sandbox ? &c->cuda_limits : NULL;
+		cand->ro.limits = cand->ro.sandbox ? &c->cuda_limits : NULL;
 	}
-	cand.ro.save_timed = 1;
-	cand.ro.final_settle_ms = 20;
-	if (pragma_run_serve_start(&cand.ro, &cand.h, &cand.rr, err) < 0)
-		goto out;
-	if (!cand.h) {
-		vfrom_run(v, &cand.rr, " while timed");
-		ret = 0;
-		goto out;
+	cand->ro.save_timed = 1;
+	cand->ro.final_settle_ms = 20;
+	if (pragma_run_serve_start(&cand->ro, &cand->h, &cand->rr, err) < 0)
+		return -1;
+	if (!cand->h) {
+		vfrom_run(c->v, &cand->rr, " while timed");
+		return 1;
 	}
+	return 0;
+}
 
-	pragma_debug("eval: candidate process ready after %.0f ms", mono_ms() - t_start);
-	/* Rounds go on until `rounds` of them ran undisturbed on both sides,
-	 * or three times as many were made — unless the first `rounds` show a
-	 * saturated machine (under a quarter clean), where more would not help. */
-	int clean_pairs = 0;
-	for (int r = 0; clean_pairs < rounds && r < 3 * rounds && !(r >= rounds && 4 * clean_pairs < rounds); r++) {
-		struct side *order[2] = { &base, &cand };
-		if (r % 2) {
-			order[0] = &cand;
-			order[1] = &base;
+/* The candidate writes the outputs of its timed calls and reports; they
+ * are checked. 0 ok; 1 verdict set; -1 error. */
+static int finish_candidate(struct vctx *c, struct side *cand, const char *dir, struct pragma_err *err)
+{
+	struct pragma_run_result fin = { 0 };
+	int ret = 0;
+
+	if (pragma_run_serve_finish(cand->h, &fin, err) < 0)
+		ret = -1;
+	else if (!fin.ok) {
+		vfrom_run(c->v, &fin, " while timed");
+		ret = 1;
+	} else if (check_timed(c, dir, json_object_get(fin.raw, "timed_calls"), err) < 0) {
+		ret = -1;
+	} else if (c->v->status) {
+		ret = 1;
+	}
+	pragma_run_result_release(&fin);
+	pragma_run_server_free(cand->h);
+	cand->h = NULL;
+	return ret;
+}
+
+static void stop_baseline(struct side *base)
+{
+	struct pragma_err e = PRAGMA_ERR_INIT;
+
+	if (base->is_bridge) {
+		if (base->br.to >= 0)
+			bridge_send(&base->br, "quit\n");
+		bridge_free(&base->br);
+	} else {
+		if (base->h)
+			pragma_run_serve_finish(base->h, &base->rr, &e);
+		pragma_run_server_free(base->h);
+		base->h = NULL;
+	}
+	pragma_run_result_release(&base->rr);
+}
+
+struct rounds_state {
+	int round;                   /* rounds made so far, both sessions */
+	int clean;                   /* of them undisturbed on both sides */
+	double quiet_budget;
+	int max_attempts, reps, round_to, base_round_to;
+};
+
+/* Rounds until `want` more ran undisturbed on both sides, or three times as
+ * many were made — unless the first `want` show a saturated machine (under
+ * a quarter clean), where more would not help. 0 ok; 1 verdict; -1 error. */
+static int run_rounds(struct vctx *c, struct side *base, struct side *cand, int want, struct rounds_state *st,
+		      struct pragma_err *err)
+{
+	struct pragma_verdict *v = c->v;
+	int made = 0, clean = 0;
+
+	while (clean < want && made < 3 * want && !(made >= want && 4 * clean < want)) {
+		struct side *order[2] = { base, cand };
+		if (st->round % 2) {
+			order[0] = cand;
+			order[1] = base;
 		}
 		for (int i = 0; i < 2; i++) {
 			struct side *sd = order[i];
@@ -604,21 +636,21 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 
 				/* Let the other side's spinning OpenMP threads go
 				 * idle (libgomp spins ~4 ms after a parallel region);
-				 * before the first round and before a retry, let
-				 * others' work pass. */
+				 * before a session's first round and before a retry,
+				 * let others' work pass. */
 				pause_ms(8);
-				if ((r == 0 && i == 0) || attempts)
-					wait_quiet(&quiet_budget);
+				if ((made == 0 && i == 0) || attempts)
+					wait_quiet(&st->quiet_budget);
 				d0 = run_delay_ns(side_pid(sd));
 				t0 = mono_ms();
-				rc = side_round(sd, c, reps, sd->is_baseline ? base_round_to : round_to, &try, err);
+				rc = side_round(sd, c, st->reps, sd->is_baseline ? st->base_round_to : st->round_to, &try,
+						err);
 				t1 = mono_ms();
 				d1 = run_delay_ns(side_pid(sd));
 				if (rc != 0) {
 					free(try.times_ms);
 					free(best.times_ms);
-					ret = rc > 0 ? 0 : -1;
-					goto out;
+					return rc;
 				}
 				attempts++;
 				frac = t1 > t0 && d1 >= d0 ? (double)(d1 - d0) / ((t1 - t0) * 1e6) : 0;
@@ -629,7 +661,7 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 				} else {
 					free(try.times_ms);
 				}
-				if (frac <= DISTURBANCE_OK || attempts >= max_attempts)
+				if (frac <= DISTURBANCE_OK || attempts >= st->max_attempts)
 					break;
 			}
 			if (attempts > 1)
@@ -646,36 +678,92 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 			}
 			free(best.times_ms);
 		}
-		clean_pairs += v->cand.round_delay[v->cand.n_rounds - 1] <= DISTURBANCE_OK &&
-			       v->base.round_delay[v->base.n_rounds - 1] <= DISTURBANCE_OK;
+		int ok = v->cand.round_delay[v->cand.n_rounds - 1] <= DISTURBANCE_OK &&
+			 v->base.round_delay[v->base.n_rounds - 1] <= DISTURBANCE_OK;
+		clean += ok;
+		st->clean += ok;
+		st->round++;
+		made++;
 	}
+	return 0;
+}
 
+int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
+{
+	struct pragma_verdict *v = c->v;
+	const struct pragma_verify_opts *o = c->o;
+	struct side base = { 0 }, cand = { 0 };
+	struct pragma_buf bdir = PRAGMA_BUF_INIT, cdir = PRAGMA_BUF_INIT;
+	int rounds = o->rounds > 0 ? o->rounds : 15;
+	int warmup = o->warmup >= 0 ? o->warmup : 3;
+	struct rounds_state st = { 0 };
+	int ret = -1, rc;
+	struct pragma_machine m;
+	struct pragma_err merr = PRAGMA_ERR_INIT;
+	double t_start = mono_ms();
+
+	st.reps = o->reps > 0 ? o->reps : 5;
+	st.max_attempts = o->max_attempts > 0 ? o->max_attempts : 3;
+	st.quiet_budget = o->max_wait_ms > 0 ? o->max_wait_ms : o->max_wait_ms < 0 ? 0 : 20000;
+	/* A round is a few calls; the verification run made 3 per set with
+	 * checks. Ten times that, within [30 s, 10 min], before calling a
+	 * round hung — the baseline (maybe far slower) gets the maximum. */
+	st.round_to = o->round_timeout_ms > 0 ? o->round_timeout_ms :
+		      c->verify_wall_ms * 10 < 30000 ? 30000 : c->verify_wall_ms * 10 > 600000 ? 600000 :
+											(int)(c->verify_wall_ms * 10);
+	st.base_round_to = o->round_timeout_ms > 0 ? o->round_timeout_ms : 600000;
+	v->timed = 1;
+	pragma_buf_init(&base.so);
+	pragma_buf_init(&cand.so);
+
+	/* Two sessions, each a fresh pair of processes: the baseline started
+	 * first in the first, the candidate first in the second. Which process
+	 * starts second (and gets the memory the other did not) measurably
+	 * favors it, by a few percent on memory-bound kernels; swapping
+	 * cancels that, and two pairs of processes average over where each
+	 * process's buffers happened to land. */
+	for (int sess = 0; sess < 2; sess++) {
+		int want = sess == 0 ? (rounds + 1) / 2 : rounds / 2;
+		if (!want)
+			continue;
+		pragma_buf_reset(&bdir);
+		pragma_buf_reset(&cdir);
+		if (sess == 0) {
+			if (start_baseline(c, &base, warmup, &bdir, sess, err) < 0)
+				goto out;
+			pragma_debug("eval: baseline process ready after %.0f ms", mono_ms() - t_start);
+			rc = start_candidate(c, &cand, cand_so, &cdir, sess, err);
+		} else {
+			rc = start_candidate(c, &cand, cand_so, &cdir, sess, err);
+			if (rc == 0 && start_baseline(c, &base, warmup, &bdir, sess, err) < 0)
+				goto out;
+		}
+		if (rc) {
+			ret = rc > 0 ? 0 : -1;
+			goto out;
+		}
+		pragma_debug("eval: session %d ready after %.0f ms", sess + 1, mono_ms() - t_start);
+		rc = run_rounds(c, &base, &cand, want, &st, err);
+		if (rc == 0)
+			rc = finish_candidate(c, &cand, cdir.data, err);
+		stop_baseline(&base);
+		if (rc) {
+			ret = rc > 0 ? 0 : -1;
+			goto out;
+		}
+	}
 	pragma_debug("eval: rounds done after %.0f ms", mono_ms() - t_start);
-	v->waited_ms = (o->max_wait_ms > 0 ? o->max_wait_ms : o->max_wait_ms < 0 ? 0 : 20000) - quiet_budget;
-
-	/* The candidate writes the outputs of its timed calls and reports. */
-	{
-		struct pragma_run_result fin = { 0 };
-		if (pragma_run_serve_finish(cand.h, &fin, err) < 0) {
-			pragma_run_result_release(&fin);
-			goto out;
-		}
-		if (!fin.ok) {
-			vfrom_run(v, &fin, " while timed");
-			pragma_run_result_release(&fin);
-			ret = 0;
-			goto out;
-		}
-		if (check_timed(c, cdir.data, json_object_get(fin.raw, "timed_calls"), err) < 0) {
-			pragma_run_result_release(&fin);
-			goto out;
-		}
-		pragma_run_result_release(&fin);
-		if (v->status) {
-			ret = 0;
-			goto out;
-		}
-	}
+	v->waited_ms = (o->max_wait_ms > 0 ? o->max_wait_ms : o->max_wait_ms < 0 ? 0 : 20000) - st.quiet_budget;
+	json_object_set_new(v->baseline_config, "protocol",
+			    json_pack("{s:i, s:i, s:i, s:b, s:I, s:i, s:i, s:s}", "warmup", warmup, "rounds", rounds,
+				      "reps_per_round", st.reps, "cold", o->cold, "flush_bytes",
+				      (json_int_t)pragma_flush_bytes(), "threads", c->threads, "input_sets", c->n_sets,
+				      "order", "interleaved, alternating which side goes first; two sessions of fresh "
+					       "processes, started baseline-first then candidate-first"));
+	json_object_set_new(json_object_get(v->baseline_config, "protocol"), "disturbed_round_retries",
+			    json_pack("{s:f, s:i, s:f, s:i}", "run_delay_threshold", DISTURBANCE_OK, "max_attempts",
+				      st.max_attempts, "quiet_cpu_share", QUIET_SHARE, "max_wait_ms",
+				      o->max_wait_ms > 0 ? o->max_wait_ms : o->max_wait_ms < 0 ? 0 : 20000));
 
 	{
 		int clean;
@@ -687,7 +775,7 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 			      "the machine was busy: only %d of %d rounds ran undisturbed on both sides (the worst lost "
 			      "%.0f%% of its time to other processes); these timings are unreliable, measure again when "
 			      "the machine is quieter",
-			      clean, v->cand.n_rounds, 100 * v->worst_disturbance);
+			      clean, v->rounds_made, 100 * v->worst_disturbance);
 	}
 	pragma_stats_compute(v->cand.times_ms, v->cand.n_times, &v->cand.stats);
 	pragma_stats_compute(v->base.times_ms, v->base.n_times, &v->base.stats);
@@ -751,17 +839,8 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 	pragma_debug("eval: machine peaks and checks after %.0f ms", mono_ms() - t_start);
 	ret = 0;
 out:
-	if (base.is_bridge) {
-		if (base.br.to >= 0)
-			bridge_send(&base.br, "quit\n");
-		bridge_free(&base.br);
-	} else {
-		if (base.h)
-			pragma_run_serve_finish(base.h, &base.rr, &merr);
-		pragma_run_server_free(base.h);
-	}
+	stop_baseline(&base);
 	pragma_run_server_free(cand.h);
-	pragma_run_result_release(&base.rr);
 	pragma_run_result_release(&cand.rr);
 	pragma_symbols_release(&base.syms);
 	pragma_buf_release(&base.so);

@@ -1,7 +1,7 @@
 // expect: timed_mismatch
 // command: eval
 // Right for the first 15 calls in a process (the verification makes 15),
-// then skips the work: the timing process calls it more often.
+// then skips the work: the timing processes call it more often.
 #include <pragma/kernel.h>
 static int calls;
 int pk_forward(const struct pk_tensor *in, int ni, struct pk_tensor *out, int no)
