@@ -54,6 +54,8 @@ static const char eval_usage[] =
 	"  --margin X      impossible_speed above X times the peak bandwidth (default 1.5)\n"
 	"  --max-wait S    wait up to S seconds in all for a quiet machine before rounds\n"
 	"                  (default 20; 0: never wait)\n"
+	"  --sessions N    spread the rounds over N fresh pairs of processes, started\n"
+	"                  baseline-first and candidate-first in turn (default 4)\n"
 	"  --attempts N    measure a round up to N times while other processes take the\n"
 	"                  CPU from it (default 3; the least disturbed attempt counts)\n";
 
@@ -164,6 +166,8 @@ static int extra(int argc, char **argv, int i, void *ctx)
 	}
 	if (!strcmp(a, "--attempts"))
 		return int_arg(argc, argv, i, 1, 100, &o->max_attempts);
+	if (!strcmp(a, "--sessions"))
+		return int_arg(argc, argv, i, 1, 100, &o->sessions);
 	if (!strcmp(a, "--warm")) {
 		o->cold = 0;
 		return 1;

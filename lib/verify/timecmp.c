@@ -513,7 +513,11 @@ static int start_baseline(struct vctx *c, struct side *base, int warmup, struct 
 		pragma_buf_release(&src);
 		pragma_symbols_preload(&base->syms, base->preload, 16);
 	}
-	harness_opts(c, &base->ro, base->so.data, sess ? "timing-baseline-b" : "timing-baseline", base->preload, dir);
+	{
+		char sub[64];
+		snprintf(sub, sizeof(sub), "timing-baseline-%d", sess + 1);
+		harness_opts(c, &base->ro, base->so.data, sub, base->preload, dir);
+	}
 	if (pragma_run_serve_start(&base->ro, &base->h, &base->rr, err) < 0)
 		return -1;
 	if (!base->h)
@@ -538,7 +542,11 @@ static int start_candidate(struct vctx *c, struct side *cand, const char *cand_s
 {
 	cand->tm = &c->v->cand;
 	pragma_run_result_release(&cand->rr);
-	harness_opts(c, &cand->ro, cand_so, sess ? "timing-b" : "timing", c->preload, dir);
+	{
+		char sub[64];
+		snprintf(sub, sizeof(sub), "timing-%d", sess + 1);
+		harness_opts(c, &cand->ro, cand_so, sub, c->preload, dir);
+	}
 	if (c->harness) {
 		/* CUDA backend: the CUDA harness, no address-space or CPU-time cap. */
 		cand->ro.harness = c->harness;
@@ -716,19 +724,22 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 	pragma_buf_init(&base.so);
 	pragma_buf_init(&cand.so);
 
-	/* Two sessions, each a fresh pair of processes: the baseline started
-	 * first in the first, the candidate first in the second. Which process
-	 * starts second (and gets the memory the other did not) measurably
-	 * favors it, by a few percent on memory-bound kernels; swapping
-	 * cancels that, and two pairs of processes average over where each
-	 * process's buffers happened to land. */
-	for (int sess = 0; sess < 2; sess++) {
-		int want = sess == 0 ? (rounds + 1) / 2 : rounds / 2;
+	/* Sessions (default 4), each a fresh pair of processes, started
+	 * baseline-first and candidate-first in turn. Which process starts
+	 * second (and gets the memory the other did not) measurably favors it,
+	 * by a few percent on memory-bound kernels; alternating cancels that,
+	 * and several pairs of processes average over where each process's
+	 * buffers happened to land, fixed for a process's life. */
+	int sessions = o->sessions > 0 ? o->sessions : 4;
+	if (sessions > rounds)
+		sessions = rounds;
+	for (int sess = 0; sess < sessions; sess++) {
+		int want = rounds / sessions + (sess < rounds % sessions);
 		if (!want)
 			continue;
 		pragma_buf_reset(&bdir);
 		pragma_buf_reset(&cdir);
-		if (sess == 0) {
+		if (sess % 2 == 0) {
 			if (start_baseline(c, &base, warmup, &bdir, sess, err) < 0)
 				goto out;
 			pragma_debug("eval: baseline process ready after %.0f ms", mono_ms() - t_start);
@@ -758,8 +769,9 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 			    json_pack("{s:i, s:i, s:i, s:b, s:I, s:i, s:i, s:s}", "warmup", warmup, "rounds", rounds,
 				      "reps_per_round", st.reps, "cold", o->cold, "flush_bytes",
 				      (json_int_t)pragma_flush_bytes(), "threads", c->threads, "input_sets", c->n_sets,
-				      "order", "interleaved, alternating which side goes first; two sessions of fresh "
-					       "processes, started baseline-first then candidate-first"));
+				      "order", "interleaved, alternating which side goes first; sessions of fresh "
+					       "processes started baseline-first and candidate-first in turn"));
+	json_object_set_new(json_object_get(v->baseline_config, "protocol"), "sessions", json_integer(sessions));
 	json_object_set_new(json_object_get(v->baseline_config, "protocol"), "disturbed_round_retries",
 			    json_pack("{s:f, s:i, s:f, s:i}", "run_delay_threshold", DISTURBANCE_OK, "max_attempts",
 				      st.max_attempts, "quiet_cpu_share", QUIET_SHARE, "max_wait_ms",
