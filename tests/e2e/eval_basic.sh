@@ -14,8 +14,8 @@ jcheck "speedup is the ratio of medians" \
 	"abs(j['speedup'] - j['baseline_ms']['median']/j['time_ms']['median']) < 1e-6*j['speedup']"
 jcheck "spread brackets the per-round ratios" \
 	"j['speedup_spread']['min'] <= j['speedup_spread']['q1'] <= j['speedup_spread']['q3'] <= j['speedup_spread']['max']"
-jcheck "baseline config: C baseline, same threads, interleaved protocol" \
-	"j['baseline']['kind'] in ('c-baseline','c-reference') and j['baseline']['config']['protocol']['rounds']==3"
+jcheck "baseline config: C baseline, same threads, interleaved protocol in sessions" \
+	"j['baseline']['kind'] in ('c-baseline','c-reference') and j['baseline']['config']['protocol']['rounds']==3 and j['baseline']['config']['protocol']['sessions']==3"
 jcheck "rates" "j['gbs'] > 0"
 
 expect_exit 0 "human eval output" -- $PRAGMA eval transpose "$PRAGMA_TEST_DATA/kernels/transpose_tiled.c" \

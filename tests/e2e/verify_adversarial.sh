@@ -25,7 +25,7 @@ run_one() {
 	local extra=()
 	# Two timing sessions of 2 rounds x 10 calls: each process makes more
 	# calls than the 15 of the verification run.
-	[ "$cmd" = eval ] && extra=(--rounds 4 --reps 10 --warmup 1 --max-wait 0 --attempts 1)
+	[ "$cmd" = eval ] && extra=(--rounds 4 --sessions 2 --reps 10 --warmup 1 --max-wait 0 --attempts 1)
 	local t0=$(date +%s.%N)
 	$PRAGMA $cmd "${args[0]}" "$f" "${args[@]:1}" "${extra[@]}" --timeout 4 --json "$@" \
 		>/tmp/e2e.out.$$ 2>/tmp/e2e.err.$$

@@ -290,6 +290,7 @@ static void verdict_of(const char *name, const char *src, int timed, struct prag
 	o.time = timed;
 	o.rounds = 3;
 	o.reps = 6;
+	o.sessions = 1; /* one pair of processes: 1 + 3 x 6 calls each */
 	o.warmup = 1;
 	o.max_wait_ms = -1;
 	if (pragma_verify(&task, p, &o, v, &err) < 0)
@@ -371,8 +372,8 @@ static void test_eval(void **state)
 	json_decref(j);
 	pragma_verdict_release(&v);
 
-	/* Right while verified (9 calls), skipping work after that: each timing
-	 * process makes 1 + 2 x 6 calls in its session. */
+	/* Right while verified (9 calls), skipping work after that: the timing
+	 * processes make 1 + 3 x 6 calls. */
 	verdict_of("evalskip", "static int calls;\n" HEAD
 			       "  if (++calls > 9) return 0;\n  for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i];\n"
 			       "  return 0; }\n",
