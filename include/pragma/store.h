@@ -38,7 +38,9 @@ json_t *pragma_store_runs(struct pragma_store *s, const char *suite_id, int limi
 /* Attempts: (run, n, candidate) is the key; put inserts or replaces. fields:
  * status, message, code, flags, tunables, compile_log, time_ms, time_stats,
  * speedup, speedup_spread, metrics, diagnosis, conductor, coder_reply,
- * is_best, stage. */
+ * is_best, stage, durations ({"llm", "verify", "timing", "profile",
+ * "lock_wait"} seconds spent by the attempt). Candidate 0 is the attempt's
+ * own row; with --candidates K, rows 1..K are the round's candidates. */
 int pragma_store_attempt_put(struct pragma_store *s, const char *run_id, int n, int candidate, json_t *fields,
 			     struct pragma_err *err);
 
@@ -53,5 +55,17 @@ int pragma_store_llm_call(struct pragma_store *s, const char *run_id, json_t *fi
  * order. Returns the number of calls written. */
 int pragma_store_export_replay(struct pragma_store *s, const char *run_id, const char *path,
 			       struct pragma_err *err);
+
+/* Suite runs (`pragma bench`). fields: suite_path, mode, llm, status,
+ * config, machine, baseline_config, timing, summary. Their tasks are runs
+ * whose suite_id is the suite run's id. */
+void pragma_store_new_suite_id(char out[48]);   /* "s" + UTC date-time + 4 hex digits */
+int pragma_store_suite_create(struct pragma_store *s, const char *suite_id, json_t *fields, struct pragma_err *err);
+int pragma_store_suite_update(struct pragma_store *s, const char *suite_id, json_t *fields, struct pragma_err *err);
+/* The suite run with "runs": every run of it, oldest first, each as
+ * pragma_store_run_get gives it; NULL when absent. A unique prefix works. */
+json_t *pragma_store_suite_get(struct pragma_store *s, const char *suite_id, struct pragma_err *err);
+/* Suite runs, newest first (limit 0: all), each with "runs": their count. */
+json_t *pragma_store_suites(struct pragma_store *s, int limit, struct pragma_err *err);
 
 #endif

@@ -36,7 +36,14 @@ static const struct col attempt_cols[] = {
 	{ "status", C_TEXT }, { "stage", C_TEXT }, { "message", C_TEXT }, { "code", C_TEXT }, { "flags", C_JSON },
 	{ "tunables", C_JSON }, { "compile_log", C_TEXT }, { "time_ms", C_REAL }, { "time_stats", C_JSON },
 	{ "speedup", C_REAL }, { "speedup_spread", C_JSON }, { "metrics", C_JSON }, { "diagnosis", C_JSON },
-	{ "conductor", C_JSON }, { "coder_reply", C_TEXT }, { "is_best", C_INT }, { NULL, 0 },
+	{ "conductor", C_JSON }, { "coder_reply", C_TEXT }, { "is_best", C_INT }, { "durations", C_JSON },
+	{ NULL, 0 },
+};
+
+static const struct col suite_cols[] = {
+	{ "suite_path", C_TEXT }, { "mode", C_TEXT }, { "llm", C_TEXT }, { "status", C_TEXT },
+	{ "config", C_JSON }, { "machine", C_JSON }, { "baseline_config", C_JSON }, { "timing", C_JSON },
+	{ "summary", C_JSON }, { NULL, 0 },
 };
 
 static const struct col call_cols[] = {
@@ -66,6 +73,9 @@ static const char schema[] =
 	" cached INTEGER, status TEXT, prompt TEXT, reply TEXT, reasoning TEXT, retries INTEGER);"
 	"CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls(run_id, id);"
 	"CREATE INDEX IF NOT EXISTS runs_suite ON runs(suite_id);"
+	"CREATE TABLE IF NOT EXISTS suites(id TEXT PRIMARY KEY, created REAL, updated REAL, pragma_version TEXT,"
+	" suite_path TEXT, mode TEXT, llm TEXT, status TEXT, config TEXT, machine TEXT, baseline_config TEXT,"
+	" timing TEXT, summary TEXT);"
 	"INSERT OR IGNORE INTO meta VALUES('schema', '1');";
 
 static double now_s(void)
@@ -114,6 +124,9 @@ int pragma_store_open(struct pragma_store **out, const char *path, struct pragma
 		pragma_store_close(s);
 		return -1;
 	}
+	/* Columns added after schema 1: added to older files in place (an
+	 * error here only means the column is there already). */
+	sqlite3_exec(s->db, "ALTER TABLE attempts ADD COLUMN durations TEXT", NULL, NULL, NULL);
 	*out = s;
 	return 0;
 }
@@ -133,7 +146,7 @@ const char *pragma_store_path(const struct pragma_store *s)
 	return s->path;
 }
 
-void pragma_store_new_run_id(char out[48])
+static void new_id(char out[48], char prefix)
 {
 	time_t t = time(NULL);
 	struct tm tm;
@@ -145,8 +158,18 @@ void pragma_store_new_run_id(char out[48])
 	if (fd >= 0)
 		close(fd);
 	gmtime_r(&t, &tm);
-	snprintf(out, 48, "r%04d%02d%02d-%02d%02d%02d-%04x", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	snprintf(out, 48, "%c%04d%02d%02d-%02d%02d%02d-%04x", prefix, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 		 tm.tm_min, tm.tm_sec, r & 0xffff);
+}
+
+void pragma_store_new_run_id(char out[48])
+{
+	new_id(out, 'r');
+}
+
+void pragma_store_new_suite_id(char out[48])
+{
+	new_id(out, 's');
 }
 
 static const struct col *find_col(const struct col *cols, const char *name)
@@ -259,7 +282,8 @@ static int upsert(struct pragma_store *s, const char *table, const struct col *c
 		goto out;
 	}
 	if (update_only && sqlite3_changes(s->db) == 0) {
-		pragma_err_set(err, PRAGMA_E_INPUT, "no run '%s' in %s", json_string_value(keyvals[0]), s->path);
+		pragma_err_set(err, PRAGMA_E_INPUT, "no %s '%s' in %s", strcmp(table, "suites") ? "run" : "suite run",
+			       json_string_value(keyvals[0]), s->path);
 		goto out;
 	}
 	ret = 0;
@@ -367,17 +391,20 @@ static json_t *row_json(sqlite3_stmt *st, const struct col *cols)
 	return o;
 }
 
-static char *resolve_run(struct pragma_store *s, const char *prefix, struct pragma_err *err)
+/* The full id of a run (table "runs") or suite run ("suites") from a unique
+ * prefix. */
+static char *resolve_id(struct pragma_store *s, const char *table, const char *prefix, struct pragma_err *err)
 {
 	sqlite3_stmt *st;
-	char *found = NULL;
+	char *found = NULL, sql[160];
 	int n = 0;
 	struct pragma_buf pat = PRAGMA_BUF_INIT;
+	const char *noun = strcmp(table, "suites") ? "run" : "suite run";
 
 	pragma_buf_addf(&pat, "%s%%", prefix);
-	if (sqlite3_prepare_v2(s->db, "SELECT id FROM runs WHERE id = ?1 OR id LIKE ?2 ORDER BY id = ?1 DESC LIMIT 3",
-			       -1, &st, NULL) != SQLITE_OK) {
-		db_error(s, err, "runs");
+	snprintf(sql, sizeof(sql), "SELECT id FROM %s WHERE id = ?1 OR id LIKE ?2 ORDER BY id = ?1 DESC LIMIT 3", table);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		db_error(s, err, table);
 		pragma_buf_release(&pat);
 		return NULL;
 	}
@@ -394,14 +421,15 @@ static char *resolve_run(struct pragma_store *s, const char *prefix, struct prag
 	sqlite3_finalize(st);
 	pragma_buf_release(&pat);
 	if (!found)
-		pragma_err_set(err, PRAGMA_E_INPUT, "no run '%s' in %s", prefix, s->path);
+		pragma_err_set(err, PRAGMA_E_INPUT, "no %s '%s' in %s", noun, prefix, s->path);
 	else if (n > 1) {
-		pragma_err_set(err, PRAGMA_E_INPUT, "run '%s' is ambiguous in %s", prefix, s->path);
+		pragma_err_set(err, PRAGMA_E_INPUT, "%s '%s' is ambiguous in %s", noun, prefix, s->path);
 		free(found);
 		found = NULL;
 	}
 	if (!found)
-		pragma_err_hint(err, "'pragma runs' lists the runs");
+		pragma_err_hint(err, strcmp(table, "suites") ? "'pragma runs' lists the runs" :
+							       "'pragma bench --list' lists the suite runs");
 	return found;
 }
 
@@ -409,7 +437,7 @@ json_t *pragma_store_run_get(struct pragma_store *s, const char *run_id, struct 
 {
 	sqlite3_stmt *st;
 	json_t *run = NULL, *att;
-	char *id = resolve_run(s, run_id, err);
+	char *id = resolve_id(s, "runs", run_id, err);
 
 	if (!id)
 		return NULL;
@@ -486,7 +514,7 @@ int pragma_store_export_replay(struct pragma_store *s, const char *run_id, const
 {
 	sqlite3_stmt *st;
 	struct pragma_buf out = PRAGMA_BUF_INIT;
-	char *id = resolve_run(s, run_id, err);
+	char *id = resolve_id(s, "runs", run_id, err);
 	int n = 0, ret = -1;
 
 	if (!id)
@@ -533,4 +561,94 @@ out:
 	free(id);
 	pragma_buf_release(&out);
 	return ret;
+}
+
+int pragma_store_suite_create(struct pragma_store *s, const char *suite_id, json_t *fields, struct pragma_err *err)
+{
+	json_t *id = json_string(suite_id);
+	const char *keys[] = { "id" };
+	const json_t *vals[] = { id };
+	int r = upsert(s, "suites", suite_cols, keys, vals, 1, fields, 0, err);
+	sqlite3_stmt *st;
+
+	json_decref(id);
+	if (r == 0 && sqlite3_prepare_v2(s->db, "UPDATE suites SET pragma_version = ? WHERE id = ?", -1, &st, NULL) ==
+			      SQLITE_OK) {
+		sqlite3_bind_text(st, 1, PRAGMA_VERSION, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, suite_id, -1, SQLITE_TRANSIENT);
+		sqlite3_step(st);
+		sqlite3_finalize(st);
+	}
+	return r;
+}
+
+int pragma_store_suite_update(struct pragma_store *s, const char *suite_id, json_t *fields, struct pragma_err *err)
+{
+	json_t *id = json_string(suite_id);
+	const char *keys[] = { "id" };
+	const json_t *vals[] = { id };
+	int r = upsert(s, "suites", suite_cols, keys, vals, 1, fields, 1, err);
+
+	json_decref(id);
+	return r;
+}
+
+json_t *pragma_store_suite_get(struct pragma_store *s, const char *suite_id, struct pragma_err *err)
+{
+	sqlite3_stmt *st;
+	json_t *suite = NULL, *runs, *list, *r;
+	char *id = resolve_id(s, "suites", suite_id, err);
+	size_t i;
+
+	if (!id)
+		return NULL;
+	if (sqlite3_prepare_v2(s->db, "SELECT * FROM suites WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
+		db_error(s, err, "reading the suite run");
+		free(id);
+		return NULL;
+	}
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		suite = row_json(st, suite_cols);
+	sqlite3_finalize(st);
+	if (!suite) {
+		db_error(s, err, "reading the suite run");
+		free(id);
+		return NULL;
+	}
+	list = pragma_store_runs(s, id, 0, err);
+	runs = json_array();
+	/* Oldest first: the order the suite started them. */
+	for (i = json_array_size(list); list && i-- > 0;) {
+		r = pragma_store_run_get(s, json_string_value(json_object_get(json_array_get(list, i), "id")), err);
+		if (r)
+			json_array_append_new(runs, r);
+	}
+	json_decref(list);
+	json_object_set_new(suite, "runs", runs);
+	free(id);
+	return suite;
+}
+
+json_t *pragma_store_suites(struct pragma_store *s, int limit, struct pragma_err *err)
+{
+	sqlite3_stmt *st;
+	json_t *a = json_array();
+	char sql[400];
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT id, created, updated, suite_path, mode, llm, status, config, (SELECT COUNT(*) FROM runs WHERE"
+		 " suite_id = suites.id) AS runs FROM suites ORDER BY created DESC, id DESC %s",
+		 limit > 0 ? "LIMIT ?" : "");
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		db_error(s, err, "suites");
+		json_decref(a);
+		return NULL;
+	}
+	if (limit > 0)
+		sqlite3_bind_int(st, 1, limit);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(a, row_json(st, suite_cols));
+	sqlite3_finalize(st);
+	return a;
 }

@@ -1,0 +1,51 @@
+/*
+ * Suites (issue 7, DESIGN 3.9): `pragma bench` runs `pragma optimize` over
+ * every task of a suite, and the paper's metrics are computed from what the
+ * run store holds — never from numbers kept anywhere else.
+ *
+ * A suite run is a row of the store's `suites` table; each of its tasks is an
+ * ordinary run whose suite_id names it (and whose config.trajectory says
+ * which of the --repeat trajectories it is).
+ */
+#ifndef PRAGMA_BENCH_H
+#define PRAGMA_BENCH_H
+
+#include <jansson.h>
+
+#include "pragma/err.h"
+
+/* The categories of DESIGN 3.9, in report order; anything else is "other". */
+extern const char *const pragma_bench_categories[];
+#define PRAGMA_BENCH_N_CATEGORIES 6
+
+/* The thresholds p of fast_p, in order: 0, 1, 1.5, 2. */
+extern const double pragma_bench_fast_p[];
+#define PRAGMA_BENCH_N_FAST 4
+
+/* One task's outcome in one trajectory, reduced from a stored run (as given
+ * by pragma_store_run_get: the run row plus "attempts" and "llm_calls").
+ *   {"task", "category", "kind": "kernelbench"|"native", "baseline_kind",
+ *    "trajectory", "run", "status", "correct": bool, "speedup": number|null
+ *    (the final interleaved speedup of the best kernel), "speedup_lo",
+ *    "speedup_hi", "best_attempt", "roof": fraction|null, "attempts",
+ *    "failed": {"status": count}, "tokens", "cost", "seconds":
+ *    {"llm", "verify", "timing", "profile", "lock_wait", "total"}} */
+json_t *pragma_bench_outcome(json_t *run);
+
+/* The metrics over a list of outcomes:
+ *   {"pytorch": GROUP, "native": GROUP}  (a group absent when it has no task)
+ * GROUP = {"all": M, "categories": {"matmul": M, ...}}
+ * M = {"tasks", "trajectories", "success", "fast": {"0": f, "1": f, "1.5": f,
+ *      "2": f}, "mean", "geomean", "median_roof", "tokens_per_task",
+ *      "cost_per_task"}; each number is the mean over trajectories, and with
+ *      more than one trajectory M also holds "spread": {name: {"min","max",
+ *      "sd"}} for every metric. Speedup means are over correct kernels only;
+ *      null when there are none. */
+json_t *pragma_bench_metrics(json_t *outcomes);
+
+/* Is the difference between two metrics larger than the spread of either?
+ * Returns a short verdict text ("larger than the spread", "inside the
+ * spread", "one trajectory each: no evidence"). */
+const char *pragma_bench_judge(json_t *a_metric, json_t *a_spread, json_t *b_metric, json_t *b_spread);
+
+#endif
