@@ -11,6 +11,7 @@ pkgs=(
 	binutils valgrind linux-perf
 	python3 python3-torch python3-numpy libopenblas0-pthread
 	libtcmalloc-minimal4
+	chromium # headless, for the HTML report test (tests/e2e/report_html.sh)
 )
 
 missing=()
