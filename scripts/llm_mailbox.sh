@@ -11,12 +11,19 @@
 #   scripts/llm_mailbox.sh reply DIR ID FILE   # answers it with FILE's contents
 #
 # `next` prints "DONE" once DIR/DONE exists (the run wrote it at the end).
+#
+# With PRAGMA_MAILBOX_BY_TASK=1 each task gets its own mailbox,
+# $PRAGMA_MAILBOX/<task>-<mode> (pragma exports PRAGMA_TASK and PRAGMA_MODE),
+# so one `pragma bench` can be served by one model player per task.
 set -euo pipefail
 
 cmd=${1:-}
 case "$cmd" in
 ask)
 	box=${PRAGMA_MAILBOX:?set PRAGMA_MAILBOX to the mailbox directory}
+	if [ "${PRAGMA_MAILBOX_BY_TASK:-}" = 1 ]; then
+		box=$box/${PRAGMA_TASK:?PRAGMA_TASK unset}-${PRAGMA_MODE:-pragma}
+	fi
 	mkdir -p "$box"
 	id=$(date +%s%N)-${PRAGMA_AGENT:-model}-${PRAGMA_ATTEMPT:-0}
 	cat >"$box/$id.request.json.tmp"

@@ -34,14 +34,16 @@ static const char usage[] =
 	"  --db FILE           run store (default $PRAGMA_DB or ./.pragma/pragma.db)\n"
 	"  --out DIR           artifacts (default <db dir>/runs/<run>)\n"
 	"  --resume RUN        continue a run that was killed\n"
+	"  --suite-run ID      file the run under a `pragma bench` suite run (set by bench;\n"
+	"                      --trajectory K says which of its --repeat trajectories)\n"
 	"  --no-cache          ask the model even for requests answered before\n"
 	"  --backend B         cpu (C kernels, default) or cuda (CUDA C kernels on the GPU: the\n"
 	"                      Coder sees the GPU model and the CUDA ABI; needs a CUDA device,\n"
 	"                      else it stops at once with 'no CUDA device', exit 3)\n";
 
 struct flags {
-	const char *llm, *mode, *db, *out, *resume, *backend;
-	int attempts, candidates, patience, no_cache;
+	const char *llm, *mode, *db, *out, *resume, *backend, *suite_run;
+	int attempts, candidates, patience, no_cache, trajectory;
 	double target_speedup, target_roof;
 };
 
@@ -63,6 +65,10 @@ static int extra(int argc, char **argv, int i, void *ctx)
 		return cli_str_arg(argc, argv, i, &f->resume);
 	if (!strcmp(argv[i], "--backend"))
 		return cli_str_arg(argc, argv, i, &f->backend);
+	if (!strcmp(argv[i], "--suite-run"))
+		return cli_str_arg(argc, argv, i, &f->suite_run);
+	if (!strcmp(argv[i], "--trajectory"))
+		return cli_int_arg(argc, argv, i, &f->trajectory);
 	if (!strcmp(argv[i], "--no-cache")) {
 		f->no_cache = 1;
 		return 1;
@@ -206,6 +212,8 @@ int cmd_optimize(int argc, char **argv)
 	o.db = f.db ? f.db : cli_default_db();
 	o.out = f.out;
 	o.resume = f.resume;
+	o.suite_id = f.suite_run;
+	o.trajectory = f.trajectory;
 	o.llm.spec = f.llm;
 	if (f.no_cache)
 		o.llm.cache = 0;

@@ -24,6 +24,7 @@ static const struct cli_cmd commands[] = {
 	{ "knowledge", cmd_knowledge, "the profiling compendium: metric meanings, playbooks, search" },
 	{ "optimize", cmd_optimize, "optimize a task: the Coder/Verifier/Profiler/Conductor loop" },
 	{ "runs", cmd_runs, "runs in the store: list, show, export a replay" },
+	{ "bench", cmd_bench, "optimize a whole suite; the paper's metrics; compare suite runs" },
 };
 
 static void usage(FILE *f)

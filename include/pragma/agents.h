@@ -50,6 +50,8 @@ struct pragma_optimize_opts {
 	const char *db;                   /* run store file */
 	const char *out;                  /* artifacts dir (NULL: <db dir>/runs/<run>) */
 	const char *resume;               /* run id to continue */
+	const char *suite_id;             /* the `pragma bench` suite run this run belongs to (NULL: none) */
+	int trajectory;                   /* which of the suite's --repeat trajectories (0-based) */
 	void (*progress)(void *ctx, const struct pragma_progress *p);
 	void *progress_ctx;
 };

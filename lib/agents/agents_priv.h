@@ -84,4 +84,5 @@ void agents_compare_profiles(const struct agents_eval *cur, const struct agents_
  * every timing and profiling run so concurrent runs do not disturb each
  * other's numbers. Returns an fd for agents_measure_unlock (-1: no lock). */
 int agents_measure_lock(void);
+extern double agents_lock_wait_s;  /* seconds this process waited for it */
 void agents_measure_unlock(int fd);

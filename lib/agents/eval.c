@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,12 +25,25 @@
 #define COMPARE_ROUNDS 5
 #define COMPARE_REPS 8
 
-/* One machine-wide lock around every measurement (timing, profiling), so
- * concurrent runs never time their kernels on a CPU the other is using. */
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double agents_lock_wait_s;      /* this process's time spent waiting for the lock */
+static double lock_acquired;
+
+/* One machine-wide lock around every compilation+verification, timing and
+ * profile, so concurrent runs (bench --jobs) never measure on a CPU another
+ * pragma process is using. */
 int agents_measure_lock(void)
 {
 	struct pragma_buf p = PRAGMA_BUF_INIT;
 	struct pragma_err e = PRAGMA_ERR_INIT;
+	double t0 = wall_now();
 	int fd = -1;
 
 	if (pragma_cache_dir(&p, &e) == 0) {
@@ -41,11 +55,27 @@ int agents_measure_lock(void)
 		}
 	}
 	pragma_buf_release(&p);
+	lock_acquired = wall_now();
+	agents_lock_wait_s += lock_acquired - t0;
 	return fd;
 }
 
 void agents_measure_unlock(int fd)
 {
+	const char *log = getenv("PRAGMA_LOCK_LOG");
+
+	/* PRAGMA_LOCK_LOG: every hold as "pid acquired released" (wall clock),
+	 * appended before the lock is let go — what the no-overlap test reads. */
+	if (fd >= 0 && log && *log) {
+		char line[96];
+		int n = snprintf(line, sizeof(line), "%d %.6f %.6f\n", (int)getpid(), lock_acquired, wall_now());
+		int lf = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (lf >= 0) {
+			if (write(lf, line, (size_t)n) != n)
+				pragma_warn("PRAGMA_LOCK_LOG: short write to %s", log);
+			close(lf);
+		}
+	}
 	if (fd >= 0)
 		close(fd);
 }

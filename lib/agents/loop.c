@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agents_priv.h"
@@ -80,8 +81,32 @@ struct loop {
 	json_t *history;            /* [{"n", "status", "speedup", "message"}] */
 	int since_best;
 	int stop;
+	/* Seconds the attempt in flight spent per stage (lock waits apart). */
+	double dur[5];
 	char stop_reason[2100];
 };
+
+enum { D_LLM, D_VERIFY, D_TIMING, D_PROFILE, D_LOCK };
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Time a stage: its wall time minus the time it waited for the lock, which
+ * is counted apart. */
+#define STAGE(L, which, call)                                                                 \
+	({                                                                                     \
+		double t0_ = mono_s(), w0_ = agents_lock_wait_s;                               \
+		__auto_type r_ = (call);                                                       \
+		double w_ = agents_lock_wait_s - w0_;                                          \
+		(L)->dur[which] += mono_s() - t0_ - w_;                                        \
+		(L)->dur[D_LOCK] += w_;                                                        \
+		r_;                                                                            \
+	})
 
 static void progress(struct loop *L, int n, const char *stage, const char *line)
 {
@@ -116,7 +141,7 @@ static int ask(struct loop *L, const char *agent, int n, const char *system, con
 	req.attempt = n;
 	req.msgs = msgs;
 	req.n_msgs = 2;
-	rc = pragma_llm_send(L->R.llm, &req, rep, err);
+	rc = STAGE(L, D_LLM, pragma_llm_send(L->R.llm, &req, rep, err));
 	json_t *f = json_pack("{s:i, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:f, s:f, s:s, s:b, s:s, s:s, s:s, s:s, s:i}",
 			      "attempt", n, "role", agent, "provider", rep->provider, "model", rep->model,
 			      "prompt_tokens", (json_int_t)rep->prompt_tokens, "completion_tokens",
@@ -443,6 +468,7 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 	char line[512];
 
 	agents_eval_init(&ev);
+	memset(L->dur, 0, sizeof(L->dur));
 	if (!vars) {
 		pragma_err_set(err, PRAGMA_E_INPUT, "cannot build the prompt: the task's text is not UTF-8");
 		goto out;
@@ -502,7 +528,7 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		json_object_set_new(fields, "stage", json_string("verifying"));
 		pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, &perr);
 		progress(L, n, "verifying", NULL);
-		if (agents_evaluate(R, src.data, flags, &ev, err) < 0)
+		if (STAGE(L, D_VERIFY, agents_evaluate(R, src.data, flags, &ev, err)) < 0)
 			goto out;
 	}
 
@@ -514,7 +540,7 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		} else {
 			double ratio = 1, lo = 1, hi = 1;
 			progress(L, n, "timing", NULL);
-			if (agents_compare(R, &ev, &L->best, &ratio, &lo, &hi, err) < 0)
+			if (STAGE(L, D_TIMING, agents_compare(R, &ev, &L->best, &ratio, &lo, &hi, err)) < 0)
 				goto out;
 			became_best = lo > 1.0;
 			json_object_set_new(fields, "speedup_spread",
@@ -526,7 +552,7 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		}
 		if (L->mode == PRAGMA_MODE_PRAGMA) {
 			progress(L, n, "profiling", NULL);
-			if (agents_profile(R, &ev, L->extra_metrics, &perr) < 0)
+			if (STAGE(L, D_PROFILE, agents_profile(R, &ev, L->extra_metrics, &perr)) < 0)
 				pragma_warn("attempt %d: profile failed: %s", n, perr.msg);
 		}
 	}
@@ -585,6 +611,9 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 	} else {
 		L->since_best++;
 	}
+	json_object_set_new(fields, "durations",
+			    json_pack("{s:f, s:f, s:f, s:f, s:f}", "llm", L->dur[D_LLM], "verify", L->dur[D_VERIFY], "timing",
+				      L->dur[D_TIMING], "profile", L->dur[D_PROFILE], "lock_wait", L->dur[D_LOCK]));
 	json_object_set_new(fields, "stage", json_string("done"));
 	if (pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, err) < 0)
 		goto out;
@@ -644,6 +673,9 @@ static int setup(struct loop *L, struct pragma_err *err)
 		goto out;
 	if (pragma_task_load(path, o->overrides, o->n_overrides, &R->task, err) < 0)
 		goto out;
+	/* For exec providers (a person or a helper playing the model per task). */
+	setenv("PRAGMA_TASK", R->task.name, 1);
+	setenv("PRAGMA_MODE", pragma_mode_name(o->mode), 1);
 	/* CUDA backend: no device, no run (exit 3 before any LLM call). */
 	if (o->backend == PRAGMA_BACKEND_CUDA && pragma_cuda_require_device(err) < 0)
 		goto out;
@@ -707,6 +739,10 @@ static int create_run(struct loop *L, struct pragma_err *err)
 		json_object_set_new(json_object_get(f, "config"), "llm_spec", json_string(spec));
 	json_object_set_new(json_object_get(f, "config"), "backend",
 			    json_string(pragma_backend_name((enum pragma_backend)o->backend)));
+	if (o->suite_id) {
+		json_object_set_new(f, "suite_id", json_string(o->suite_id));
+		json_object_set_new(json_object_get(f, "config"), "trajectory", json_integer(o->trajectory));
+	}
 	int r = pragma_store_run_create(R->store, R->run_id, f, err);
 	json_decref(f);
 	return r;
@@ -884,12 +920,15 @@ int pragma_optimize(const struct pragma_optimize_opts *o, json_t **result, struc
 		snprintf(L.stop_reason, sizeof(L.stop_reason), "attempt budget (%d) used", o->attempts);
 	if (L.have_best) {
 		progress(&L, o->attempts, "final", NULL);
-		if (agents_final_speedup(&L.R, &L.best, &fin, &lo, &hi, &perr) == 0)
+		memset(L.dur, 0, sizeof(L.dur));
+		if (STAGE(&L, D_TIMING, agents_final_speedup(&L.R, &L.best, &fin, &lo, &hi, &perr)) == 0)
 			have_final = 1;
 		else
 			pragma_warn("final interleaved comparison failed: %s", perr.msg);
 	}
 	*result = summary(&L, L.stop ? "stopped" : "done", fin, lo, hi, have_final);
+	json_object_set_new(*result, "final_seconds",
+			    json_pack("{s:f, s:f}", "timing", L.dur[D_TIMING], "lock_wait", L.dur[D_LOCK]));
 	json_t *f = json_pack("{s:s, s:O, s:O}", "status", L.stop ? "stopped" : "done", "usage",
 			      json_object_get(*result, "usage"), "summary", *result);
 	if (have_final)

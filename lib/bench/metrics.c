@@ -66,6 +66,9 @@ json_t *pragma_bench_outcome(json_t *run)
 		for (int k = 0; k < 5; k++)
 			sec[k] += num(json_object_get(d, sec_names[k]), 0);
 	}
+	/* The run's closing comparison of the best against the baseline. */
+	sec[2] += num(json_object_get(json_object_get(sum, "final_seconds"), "timing"), 0);
+	sec[4] += num(json_object_get(json_object_get(sum, "final_seconds"), "lock_wait"), 0);
 	int correct = best && !strcmp(json_string_value(json_object_get(best, "status")) ?: "", "ok");
 	double sp = NAN, lo = NAN, hi = NAN, roof = NAN;
 	if (correct) {

@@ -20,6 +20,9 @@ Script (JSON; every key optional):
                                      "usage": {"prompt": 1, "completion": 2, "reasoning": 0},
                                      "repeat": 1, "delay": 0.0, "think_inline": false}],
                  "*": [...] },              # "*": for roles without a list
+    "routes": [ {"match": "text", "replies": {...}} ],  # a request whose messages contain
+                                            # "match" takes its replies from that route
+                                            # (first match wins; each route counts apart)
     "cycle": false,                         # when a role's list runs out: start over
     "echo": false,                          # no scripted reply: echo the last user message
     "faults": [ {"n": 1, "kind": "429", "retry_after": 1},      # n: global request number
@@ -61,7 +64,7 @@ class State:
         self.rng = random.Random(script.get("fault_seed", 1))
         self.log = open(log_path, "a", encoding="utf-8")
 
-    def next_request(self, agent):
+    def next_request(self, agent, text=""):
         """Sequence numbers, the fault and the reply for one request."""
         with self.lock:
             self.n += 1
@@ -86,15 +89,20 @@ class State:
                         fault["retry_after_ms"] = self.script["retry_after_ms"]
             reply, index = None, None
             if fault is None:
-                reply, index = self.take_reply(agent)
+                reply, index = self.take_reply(agent, text)
             return n, k, fault, reply, index
 
-    def take_reply(self, agent):
+    def take_reply(self, agent, text=""):
         replies = self.script.get("replies", {})
+        route = ""
+        for i, r in enumerate(self.script.get("routes", [])):
+            if r.get("match", "") in text:
+                replies, route = r.get("replies", {}), "route%d:" % i
+                break
         lst = replies.get(agent)
         if lst is None:
             lst = replies.get("*")
-        key = agent if agent in replies else "*"
+        key = route + (agent if agent in replies else "*")
         pos = self.reply_pos.get(key, 0)
         if lst and pos >= len(lst) and self.script.get("cycle"):
             pos = 0
@@ -186,7 +194,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         else:
             fmt = None
         agent = self.headers.get("X-Pragma-Agent", "")
-        n, k, fault, reply, index = st.next_request(agent)
+        text = ""
+        if isinstance(body, dict):
+            msgs = list(body.get("messages") or [])
+            sysm = body.get("system")
+            parts = [sysm if isinstance(sysm, str) else json.dumps(sysm or "")]
+            for m in msgs:
+                c = m.get("content") if isinstance(m, dict) else None
+                parts.append(c if isinstance(c, str) else json.dumps(c or ""))
+            text = "\n".join(parts)
+        n, k, fault, reply, index = st.next_request(agent, text)
         entry = {"n": n, "agent_n": k, "path": path, "format": fmt, "agent": agent,
                  "headers": {h.lower(): v for h, v in self.headers.items()},
                  "body": body if body is not None else raw.decode("utf-8", "replace"),

@@ -1,0 +1,947 @@
+/*
+ * pragma bench: `pragma optimize` over every task of a suite, as child
+ * processes (a crash in one task costs that task, not the suite), up to J at
+ * once. The children share one machine-wide lock around every compilation,
+ * verification, timing and profile (agents_measure_lock), so what runs
+ * concurrently is waiting for the model — never two measurements.
+ *
+ * Resumable as a whole: the suite run and each task's run are in the store;
+ * `--resume` skips finished tasks, resumes interrupted ones and starts the
+ * rest.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "opts.h"
+#include "pragma/agents.h"
+#include "pragma/bench.h"
+#include "pragma/buf.h"
+#include "pragma/fs.h"
+#include "pragma/store.h"
+#include "pragma/task.h"
+
+static const char usage[] =
+	"usage: pragma bench SUITE|TASK... [--llm SPEC] [--mode pragma|n-pragma|single] [--attempts N]\n"
+	"                    [--jobs J] [--repeat R] [--backend cpu|cuda] [--set NAME=VALUE]...\n"
+	"                    [--db FILE] [--json]\n"
+	"       pragma bench --resume SUITE_RUN [--jobs J] [--db FILE] [--json]\n"
+	"       pragma bench --show SUITE_RUN [--db FILE] [--json]\n"
+	"       pragma bench --compare SUITE_RUN SUITE_RUN... [--db FILE] [--json]\n"
+	"       pragma bench --list [--db FILE] [--json]\n"
+	"\n"
+	"Runs `pragma optimize` on every task of SUITE (a directory of tasks, or a\n"
+	"built-in suite: cpu-l1, c) or on the TASKs named (names, paths, or a comma list),\n"
+	"then prints the paper's metrics per category: Success, fast_p (p = 0, 1, 1.5, 2),\n"
+	"arithmetic and geometric mean speedup over correct kernels, median fraction of\n"
+	"the roofline, tokens and cost per task. PyTorch-baselined and native C tasks\n"
+	"are reported apart, never averaged together.\n"
+	"\n"
+	"  --jobs J        tasks in flight at once (default 1). Their model calls overlap;\n"
+	"                  compilations, verification, timing and profiling take turns\n"
+	"                  under one machine-wide lock, so no measurement shares the CPU\n"
+	"                  with other work of pragma\n"
+	"  --repeat R      R independent trajectories per task (default 1): every metric\n"
+	"                  is then shown with its spread across trajectories\n"
+	"  --resume ID     continue a suite run that was stopped: finished tasks are kept,\n"
+	"                  interrupted ones resumed, the rest started\n"
+	"  --show ID       the results of a suite run\n"
+	"  --compare A B   suite runs side by side (the paper's Table I), with whether each\n"
+	"                  difference is larger than the spread across trajectories\n"
+	"  --list          the suite runs in the store\n"
+	"  other flags     as for `pragma optimize` (passed to every task)\n";
+
+struct flags {
+	const char *llm, *mode, *db, *resume, *show, *backend;
+	int attempts, jobs, repeat, list, compare;
+};
+
+static int extra(int argc, char **argv, int i, void *ctx)
+{
+	struct flags *f = ctx;
+
+	if (!strcmp(argv[i], "--llm"))
+		return cli_str_arg(argc, argv, i, &f->llm);
+	if (!strcmp(argv[i], "--mode"))
+		return cli_str_arg(argc, argv, i, &f->mode);
+	if (!strcmp(argv[i], "--db"))
+		return cli_str_arg(argc, argv, i, &f->db);
+	if (!strcmp(argv[i], "--resume"))
+		return cli_str_arg(argc, argv, i, &f->resume);
+	if (!strcmp(argv[i], "--show"))
+		return cli_str_arg(argc, argv, i, &f->show);
+	if (!strcmp(argv[i], "--backend"))
+		return cli_str_arg(argc, argv, i, &f->backend);
+	if (!strcmp(argv[i], "--attempts"))
+		return cli_int_arg(argc, argv, i, &f->attempts);
+	if (!strcmp(argv[i], "--jobs"))
+		return cli_int_arg(argc, argv, i, &f->jobs);
+	if (!strcmp(argv[i], "--repeat"))
+		return cli_int_arg(argc, argv, i, &f->repeat);
+	if (!strcmp(argv[i], "--list")) {
+		f->list = 1;
+		return 1;
+	}
+	if (!strcmp(argv[i], "--compare")) {
+		f->compare = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ the tasks */
+
+static int is_dir(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int add_task(json_t *tasks, const char *arg, struct pragma_err *err)
+{
+	struct pragma_task_brief b;
+	char *path = NULL;
+
+	if (pragma_task_resolve(arg, &path, err) < 0)
+		return -1;
+	int r = pragma_task_brief(path, &b, err);
+	free(path);
+	if (r < 0)
+		return -1;
+	json_array_append_new(tasks, json_pack("{s:s, s:s, s:s, s:s}", "path", b.path, "name", b.name, "category",
+					       b.category, "kind", b.kind));
+	return 0;
+}
+
+/* SUITE (a directory or a built-in suite name) or TASKs → [{path, name,
+ * category, kind}], and the suite's name for the record. */
+static json_t *suite_tasks(const char *const *args, int n, struct pragma_buf *name, struct pragma_err *err)
+{
+	json_t *tasks = json_array();
+	struct pragma_buf dir = PRAGMA_BUF_INIT, rel = PRAGMA_BUF_INIT;
+
+	if (n == 1 && !strchr(args[0], ',')) {
+		pragma_buf_addf(&rel, "%s/task.json", args[0]);
+		int is_task = pragma_path_exists(rel.data);
+		pragma_buf_reset(&rel);
+		if (is_task) {
+			/* a native task's folder, not a suite */
+		} else if (is_dir(args[0])) {
+			pragma_buf_adds(&dir, args[0]);
+		} else if (!strchr(args[0], '/')) {
+			pragma_buf_addf(&rel, "tasks/%s", args[0]);
+			if (pragma_data_path(rel.data, &dir, NULL) < 0 || !is_dir(dir.data))
+				pragma_buf_reset(&dir);
+		}
+	}
+	if (dir.len) {
+		struct pragma_task_brief *b = NULL;
+		int nb = 0;
+		if (pragma_task_scan(dir.data, &b, &nb, err) < 0)
+			goto fail;
+		for (int i = 0; i < nb; i++)
+			json_array_append_new(tasks, json_pack("{s:s, s:s, s:s, s:s}", "path", b[i].path, "name",
+							       b[i].name, "category", b[i].category, "kind", b[i].kind));
+		free(b);
+		if (!nb) {
+			pragma_err_set(err, PRAGMA_E_INPUT, "no tasks in %s", dir.data);
+			goto fail;
+		}
+		pragma_buf_adds(name, args[0]);
+	} else {
+		for (int i = 0; i < n; i++) {
+			char *list = strdup(args[i]), *save = NULL;
+			for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				if (!*t)
+					continue;
+				if (add_task(tasks, t, err) < 0) {
+					free(list);
+					goto fail;
+				}
+				pragma_buf_addf(name, "%s%s", name->len ? "," : "", t);
+			}
+			free(list);
+		}
+		if (!json_array_size(tasks)) {
+			pragma_err_set(err, PRAGMA_E_INPUT, "no tasks given");
+			goto fail;
+		}
+	}
+	pragma_buf_release(&dir);
+	pragma_buf_release(&rel);
+	return tasks;
+fail:
+	pragma_buf_release(&dir);
+	pragma_buf_release(&rel);
+	json_decref(tasks);
+	return NULL;
+}
+
+/* ----------------------------------------------------------- the results */
+
+/* Outcomes for every (task, trajectory) of the suite: from its run when it
+ * has one, else "no verified kernel" (a task that never ran still counts in
+ * the denominator of Success). */
+static json_t *suite_outcomes(json_t *suite)
+{
+	json_t *cfg = json_object_get(suite, "config"), *runs = json_object_get(suite, "runs");
+	json_t *tasks = json_object_get(cfg, "tasks"), *out = json_array(), *t, *r;
+	int repeat = (int)json_integer_value(json_object_get(cfg, "repeat"));
+	size_t i, j;
+
+	if (repeat < 1)
+		repeat = 1;
+	for (int k = 0; k < repeat; k++) {
+		json_array_foreach(tasks, i, t) {
+			json_t *o = NULL;
+			json_array_foreach(runs, j, r) {
+				if (strcmp(json_string_value(json_object_get(r, "task_path")) ?: "",
+					   json_string_value(json_object_get(t, "path"))) ||
+				    json_integer_value(json_object_get(json_object_get(r, "config"), "trajectory")) != k)
+					continue;
+				o = pragma_bench_outcome(r);
+			}
+			if (!o)
+				o = json_pack("{s:O, s:O, s:O, s:s, s:i, s:n, s:s, s:b, s:n, s:n, s:n, s:n, s:n, s:i, s:{},"
+					      " s:i, s:f, s:{s:f, s:f, s:f, s:f, s:f, s:f}}",
+					      "task", json_object_get(t, "name"), "category", json_object_get(t, "category"),
+					      "kind", json_object_get(t, "kind"), "baseline_kind", "?", "trajectory", k,
+					      "run", "status", "not run", "correct", 0, "speedup", "speedup_lo", "speedup_hi",
+					      "best_attempt", "roof", "attempts", 0, "failed", "tokens", 0, "cost", 0.0,
+					      "seconds", "llm", 0.0, "verify", 0.0, "timing", 0.0, "profile", 0.0,
+					      "lock_wait", 0.0, "total", 0.0);
+			json_array_append_new(out, o);
+		}
+	}
+	return out;
+}
+
+enum unit { U_PCT, U_X, U_TOKENS, U_COST };
+
+static void fmt_value(char *b, size_t n, double v, enum unit u)
+{
+	switch (u) {
+	case U_PCT:
+		snprintf(b, n, "%.0f%%", 100 * v);
+		break;
+	case U_X:
+		snprintf(b, n, "%.2fx", v);
+		break;
+	case U_TOKENS:
+		snprintf(b, n, "%.0f", v);
+		break;
+	case U_COST:
+		snprintf(b, n, "$%.3f", v);
+		break;
+	}
+}
+
+/* "62%" or "62% (50-75)" with the spread across trajectories. */
+static void fmt_metric(char *b, size_t n, json_t *m, const char *name, int pct)
+{
+	json_t *v = !strncmp(name, "fast_", 5) ? json_object_get(json_object_get(m, "fast"), name + 5) :
+						  json_object_get(m, name);
+	json_t *sp = json_object_get(json_object_get(m, "spread"), name);
+	enum unit u = pct ? U_PCT : !strcmp(name, "tokens_per_task") ? U_TOKENS : !strcmp(name, "cost_per_task") ? U_COST : U_X;
+
+	if (!json_is_number(v)) {
+		snprintf(b, n, "-");
+		return;
+	}
+	char main_[48], lo[48] = "", hi[48] = "";
+	fmt_value(main_, sizeof(main_), json_number_value(v), u);
+	if (sp && json_is_number(json_object_get(sp, "min"))) {
+		fmt_value(lo, sizeof(lo), json_number_value(json_object_get(sp, "min")), u);
+		fmt_value(hi, sizeof(hi), json_number_value(json_object_get(sp, "max")), u);
+		snprintf(b, n, "%s [%s..%s]", main_, lo, hi);
+	} else {
+		snprintf(b, n, "%s", main_);
+	}
+}
+
+static const struct {
+	const char *name, *label;
+	int pct;
+} rows[] = {
+	{ "success", "Success", 1 },     { "fast_0", "fast_0", 1 },       { "fast_1", "fast_1", 1 },
+	{ "fast_1.5", "fast_1.5", 1 },   { "fast_2", "fast_2", 1 },       { "mean", "mean", 0 },
+	{ "geomean", "geomean", 0 },     { "median_roof", "roof", 1 },    { "tokens_per_task", "tokens", 0 },
+	{ "cost_per_task", "cost", 0 },
+};
+
+/* Table I for one or more suite runs: per group, a row per (scope, run)
+ * with the metrics as columns; the scopes are the whole group, then each
+ * category present. */
+static void print_table(json_t *const *metrics, const char *const *labels, int n)
+{
+	static const char *const groups[] = { "pytorch", "native" };
+	static const char *const group_label[] = { "KernelBench tasks (baseline: PyTorch)",
+						   "native C tasks (baseline: the C reference or its baseline.c)" };
+	int spread = 0;
+	char cell[96];
+
+	for (int k = 0; k < n; k++)
+		for (int g = 0; g < 2; g++)
+			spread |= json_object_get(json_object_get(json_object_get(metrics[k], groups[g]), "all"), "spread") != NULL;
+	int w = spread ? 20 : 9;
+	for (int g = 0; g < 2; g++) {
+		int any = 0;
+		for (int k = 0; k < n; k++)
+			any |= json_object_get(metrics[k], groups[g]) != NULL;
+		if (!any)
+			continue;
+		printf("\n%s%s\n", group_label[g], spread ? " — mean over trajectories [min..max]" : "");
+		const char *scopes[1 + PRAGMA_BENCH_N_CATEGORIES];
+		int ns = 0;
+		scopes[ns++] = "ALL";
+		for (int c = 0; c < PRAGMA_BENCH_N_CATEGORIES; c++)
+			for (int k = 0; k < n; k++)
+				if (json_object_get(json_object_get(json_object_get(metrics[k], groups[g]), "categories"),
+						    pragma_bench_categories[c])) {
+					scopes[ns++] = pragma_bench_categories[c];
+					break;
+				}
+		printf("  %-18s %-16s %5s", "scope", "run", "tasks");
+		for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+			printf(" %-*s", w, rows[r].label);
+		printf("\n");
+		for (int sc = 0; sc < ns; sc++)
+			for (int k = 0; k < n; k++) {
+				json_t *grp = json_object_get(metrics[k], groups[g]);
+				json_t *m = sc == 0 ? json_object_get(grp, "all") :
+						      json_object_get(json_object_get(grp, "categories"), scopes[sc]);
+				printf("  %-18s %-16.16s %5lld", k == 0 ? scopes[sc] : "", labels[k],
+				       (long long)json_integer_value(json_object_get(m, "tasks")));
+				for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+					fmt_metric(cell, sizeof(cell), m, rows[r].name, rows[r].pct);
+					printf(" %-*s", w, m ? cell : "-");
+				}
+				printf("\n");
+			}
+	}
+}
+
+static void fmt_secs(char *b, size_t n, double s)
+{
+	if (s >= 3600)
+		snprintf(b, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+	else if (s >= 60)
+		snprintf(b, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+	else
+		snprintf(b, n, "%.1fs", s);
+}
+
+static json_t *time_totals(json_t *outcomes)
+{
+	static const char *const k[] = { "llm", "verify", "timing", "profile", "lock_wait", "total" };
+	double t[6] = { 0 };
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(outcomes, i, o)
+		for (int j = 0; j < 6; j++)
+			t[j] += json_number_value(json_object_get(json_object_get(o, "seconds"), k[j]));
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", k[0], t[0], k[1], t[1], k[2], t[2], k[3], t[3], k[4], t[4],
+			 k[5], t[5]);
+}
+
+static void print_suite(json_t *suite, json_t *outcomes, json_t *metrics)
+{
+	json_t *cfg = json_object_get(suite, "config"), *o, *tt = time_totals(outcomes);
+	size_t i;
+	char a[32], b[32], c[32], d[32], e[32], w[32];
+
+	printf("suite run: %s (%s mode, %s, %lld attempts per task%s) — %s\n",
+	       json_string_value(json_object_get(suite, "id")), json_string_value(json_object_get(suite, "mode")),
+	       json_string_value(json_object_get(suite, "llm")) ?: "?",
+	       (long long)json_integer_value(json_object_get(cfg, "attempts")),
+	       json_integer_value(json_object_get(cfg, "repeat")) > 1 ? ", several trajectories" : "",
+	       json_string_value(json_object_get(suite, "status")));
+	printf("suite:     %s\n", json_string_value(json_object_get(suite, "suite_path")));
+	printf("\nPer task (trajectory):\n");
+	printf("  %-28s %-18s %-3s %-12s %-22s %-8s %-9s %s\n", "task", "category", "traj", "baseline", "best speedup [IQR]",
+	       "attempt", "tokens", "failures");
+	json_array_foreach(outcomes, i, o) {
+		char sp[64], fl[256] = "";
+		json_t *s = json_object_get(o, "speedup");
+		if (json_is_true(json_object_get(o, "correct")) && json_is_number(s)) {
+			if (json_is_number(json_object_get(o, "speedup_lo")))
+				snprintf(sp, sizeof(sp), "%.2fx [%.2f..%.2f]", json_number_value(s),
+					 json_number_value(json_object_get(o, "speedup_lo")),
+					 json_number_value(json_object_get(o, "speedup_hi")));
+			else
+				snprintf(sp, sizeof(sp), "%.2fx", json_number_value(s));
+		} else {
+			snprintf(sp, sizeof(sp), "none (%s)", json_string_value(json_object_get(o, "status")));
+		}
+		const char *k;
+		json_t *v;
+		size_t fl_len = 0;
+		json_object_foreach(json_object_get(o, "failed"), k, v)
+			if (fl_len < sizeof(fl) - 40)
+				fl_len += (size_t)snprintf(fl + fl_len, sizeof(fl) - fl_len, "%s%s x%lld", fl_len ? ", " : "", k,
+							   (long long)json_integer_value(v));
+		char att[16] = "-";
+		if (json_is_integer(json_object_get(o, "best_attempt")))
+			snprintf(att, sizeof(att), "%lld", (long long)json_integer_value(json_object_get(o, "best_attempt")));
+		printf("  %-28.28s %-18s %-4lld %-12s %-22s %-8s %-9lld %s\n", json_string_value(json_object_get(o, "task")),
+		       json_string_value(json_object_get(o, "category")),
+		       (long long)json_integer_value(json_object_get(o, "trajectory")) + 1,
+		       json_string_value(json_object_get(o, "baseline_kind")), sp, att,
+		       (long long)json_integer_value(json_object_get(o, "tokens")), fl);
+	}
+	const char *label = json_string_value(json_object_get(suite, "mode"));
+	print_table(&metrics, &label, 1);
+	fmt_secs(a, sizeof(a), json_number_value(json_object_get(tt, "llm")));
+	fmt_secs(b, sizeof(b), json_number_value(json_object_get(tt, "verify")));
+	fmt_secs(c, sizeof(c), json_number_value(json_object_get(tt, "timing")));
+	fmt_secs(d, sizeof(d), json_number_value(json_object_get(tt, "profile")));
+	fmt_secs(e, sizeof(e), json_number_value(json_object_get(tt, "lock_wait")));
+	fmt_secs(w, sizeof(w), json_number_value(json_object_get(json_object_get(suite, "timing"), "wall")));
+	printf("\ntime (summed over tasks): waiting for the model %s; compiling, verifying and first timing %s;\n"
+	       "head-to-head and final timing %s; profiling %s; waiting for the measurement lock %s.\n"
+	       "The suite's wall time: %s.\n", a, b, c, d, e, w);
+	json_t *chg = json_object_get(json_object_get(suite, "summary"), "baseline_config_changed");
+	if (json_array_size(chg)) {
+		char *s = json_dumps(chg, JSON_COMPACT);
+		printf("WARNING: the baseline configuration changed during the suite run, for: %s\n", s);
+		free(s);
+	}
+	printf("\nSpeedups are the final interleaved comparison of each task's best kernel against its\n"
+	       "baseline (9 rounds; [IQR] the middle half of per-round ratios). Means are over correct\n"
+	       "kernels only; Success and fast_p count every task.\n");
+	json_decref(tt);
+}
+
+static json_t *load_suite(struct pragma_store *s, const char *id, json_t **outcomes, json_t **metrics,
+			  struct pragma_err *err)
+{
+	json_t *suite = pragma_store_suite_get(s, id, err);
+
+	if (!suite)
+		return NULL;
+	*outcomes = suite_outcomes(suite);
+	*metrics = pragma_bench_metrics(*outcomes);
+	return suite;
+}
+
+static int show(const char *db, const char *id, int json)
+{
+	struct pragma_store *s;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	json_t *suite, *outcomes, *metrics;
+
+	if (pragma_store_open(&s, db, &err) < 0)
+		return json ? cli_error_json(&err) : cli_error(&err);
+	suite = load_suite(s, id, &outcomes, &metrics, &err);
+	pragma_store_close(s);
+	if (!suite)
+		return json ? cli_error_json(&err) : cli_error(&err);
+	if (json) {
+		json_t *j = json_pack("{s:O, s:O, s:O, s:O, s:O, s:o, s:O, s:o, s:o}", "suite_run",
+				      json_object_get(suite, "id"), "suite", json_object_get(suite, "suite_path"), "mode",
+				      json_object_get(suite, "mode"), "status", json_object_get(suite, "status"), "config",
+				      json_object_get(suite, "config"), "tasks", outcomes, "timing",
+				      json_object_get(suite, "timing"), "time", time_totals(outcomes), "metrics", metrics);
+		json_object_set(j, "baseline_config_changed",
+				json_object_get(json_object_get(suite, "summary"), "baseline_config_changed") ?: json_array());
+		cli_print_json(j);
+	} else {
+		print_suite(suite, outcomes, metrics);
+		json_decref(outcomes);
+		json_decref(metrics);
+	}
+	json_decref(suite);
+	return 0;
+}
+
+static int compare(const char *db, const char *const *ids, int n, int json)
+{
+	struct pragma_store *s;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	json_t *suites[8] = { 0 }, *outs[8] = { 0 }, *mets[8] = { 0 };
+	char labels_buf[8][96];
+	const char *labels[8];
+	int rc = 0;
+
+	if (n < 2)
+		return cli_usage_error("--compare needs two or more suite runs");
+	if (n > 8)
+		return cli_usage_error("--compare takes at most 8 suite runs");
+	if (pragma_store_open(&s, db, &err) < 0)
+		return json ? cli_error_json(&err) : cli_error(&err);
+	for (int k = 0; k < n; k++) {
+		if (!(suites[k] = load_suite(s, ids[k], &outs[k], &mets[k], &err))) {
+			rc = json ? cli_error_json(&err) : cli_error(&err);
+			goto out;
+		}
+		snprintf(labels_buf[k], sizeof(labels_buf[k]), "%s %.40s",
+			 json_string_value(json_object_get(suites[k], "mode")),
+			 json_string_value(json_object_get(suites[k], "llm")) ?: "");
+		labels[k] = labels_buf[k];
+	}
+	/* The judgement: each run against the first, metric by metric. */
+	json_t *judge = json_array();
+	static const char *const groups[] = { "pytorch", "native" };
+	for (int k = 1; k < n; k++)
+		for (int g = 0; g < 2; g++) {
+			json_t *a = json_object_get(json_object_get(mets[0], groups[g]), "all");
+			json_t *b = json_object_get(json_object_get(mets[k], groups[g]), "all");
+			if (!a || !b)
+				continue;
+			for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+				const char *nm = rows[r].name;
+				json_t *va = !strncmp(nm, "fast_", 5) ? json_object_get(json_object_get(a, "fast"), nm + 5) :
+									 json_object_get(a, nm);
+				json_t *vb = !strncmp(nm, "fast_", 5) ? json_object_get(json_object_get(b, "fast"), nm + 5) :
+									 json_object_get(b, nm);
+				json_array_append_new(
+					judge, json_pack("{s:s, s:s, s:s, s:O, s:O, s:s}", "a",
+							 json_string_value(json_object_get(suites[0], "id")), "b",
+							 json_string_value(json_object_get(suites[k], "id")), "metric",
+							 nm, "a_value", va ? va : json_null(), "b_value", vb ? vb : json_null(),
+							 "verdict",
+							 pragma_bench_judge(va, json_object_get(json_object_get(a, "spread"), nm), vb,
+									    json_object_get(json_object_get(b, "spread"), nm))));
+				json_object_set_new(json_array_get(judge, json_array_size(judge) - 1), "group",
+						    json_string(groups[g]));
+			}
+		}
+	if (json) {
+		json_t *runs = json_array();
+		for (int k = 0; k < n; k++)
+			json_array_append_new(runs, json_pack("{s:O, s:O, s:O, s:O, s:O}", "suite_run",
+							     json_object_get(suites[k], "id"), "mode",
+							     json_object_get(suites[k], "mode"), "llm",
+							     json_object_get(suites[k], "llm"), "tasks", outs[k], "metrics",
+							     mets[k]));
+		cli_print_json(json_pack("{s:o, s:o}", "runs", runs, "judgement", judge));
+	} else {
+		printf("Table I — ");
+		for (int k = 0; k < n; k++)
+			printf("%s%s = %s", k ? ", " : "", labels[k], json_string_value(json_object_get(suites[k], "id")));
+		printf("\n");
+		print_table(mets, labels, n);
+		printf("\nIs each difference larger than the spread across trajectories? (vs %s)\n", labels[0]);
+		size_t i;
+		json_t *j;
+		json_array_foreach(judge, i, j) {
+			const char *m = json_string_value(json_object_get(j, "metric"));
+			if (strcmp(m, "success") && strcmp(m, "fast_1") && strcmp(m, "geomean"))
+				continue;
+			printf("  %-8s %-8s %s vs %s: %s\n", json_string_value(json_object_get(j, "group")), m,
+			       json_string_value(json_object_get(j, "b")), json_string_value(json_object_get(j, "a")),
+			       json_string_value(json_object_get(j, "verdict")));
+		}
+		json_decref(judge);
+	}
+out:
+	for (int k = 0; k < n; k++) {
+		json_decref(suites[k]);
+		json_decref(outs[k]);
+		json_decref(mets[k]);
+	}
+	pragma_store_close(s);
+	return rc;
+}
+
+static int list_suites(const char *db, int json)
+{
+	struct pragma_store *s;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	json_t *l, *x;
+	size_t i;
+
+	if (pragma_store_open(&s, db, &err) < 0)
+		return json ? cli_error_json(&err) : cli_error(&err);
+	l = pragma_store_suites(s, 0, &err);
+	pragma_store_close(s);
+	if (!l)
+		return json ? cli_error_json(&err) : cli_error(&err);
+	if (json) {
+		cli_print_json(l);
+		return 0;
+	}
+	printf("%-24s %-9s %-10s %-5s %-40s %s\n", "suite run", "mode", "status", "runs", "suite", "llm");
+	json_array_foreach(l, i, x)
+		printf("%-24s %-9s %-10s %-5lld %-40.40s %s\n", json_string_value(json_object_get(x, "id")),
+		       json_string_value(json_object_get(x, "mode")), json_string_value(json_object_get(x, "status")),
+		       (long long)json_integer_value(json_object_get(x, "runs")),
+		       json_string_value(json_object_get(x, "suite_path")), json_string_value(json_object_get(x, "llm")) ?: "");
+	json_decref(l);
+	return 0;
+}
+
+/* ------------------------------------------------------------ the runner */
+
+struct job {
+	pid_t pid;
+	int task, traj;
+	time_t started;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* The run of (task, trajectory) in the suite, if the store has one. */
+static json_t *find_run(struct pragma_store *s, const char *suite_id, const char *path, int traj)
+{
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	json_t *l = pragma_store_runs(s, suite_id, 0, &e), *x, *found = NULL;
+	size_t i;
+
+	json_array_foreach(l, i, x) {
+		json_t *r = pragma_store_run_get(s, json_string_value(json_object_get(x, "id")), &e);
+		if (r && !strcmp(json_string_value(json_object_get(r, "task_path")) ?: "", path) &&
+		    json_integer_value(json_object_get(json_object_get(r, "config"), "trajectory")) == traj) {
+			found = r;
+			break;
+		}
+		json_decref(r);
+	}
+	json_decref(l);
+	return found;
+}
+
+static pid_t spawn(const char *self, json_t *suite, json_t *task, int traj, const char *resume_run, const char *db,
+		   const char *dir)
+{
+	json_t *cfg = json_object_get(suite, "config");
+	const char *argv[96];
+	char att[16], tr[16], logp[PATH_MAX], outp[PATH_MAX];
+	int n = 0;
+	size_t i;
+	json_t *x;
+
+	argv[n++] = self;
+	argv[n++] = "optimize";
+	if (resume_run) {
+		argv[n++] = "--resume";
+		argv[n++] = resume_run;
+	} else {
+		argv[n++] = json_string_value(json_object_get(task, "path"));
+		argv[n++] = "--mode";
+		argv[n++] = json_string_value(json_object_get(suite, "mode"));
+		snprintf(att, sizeof(att), "%lld", (long long)json_integer_value(json_object_get(cfg, "attempts")));
+		argv[n++] = "--attempts";
+		argv[n++] = att;
+		argv[n++] = "--suite-run";
+		argv[n++] = json_string_value(json_object_get(suite, "id"));
+		snprintf(tr, sizeof(tr), "%d", traj);
+		argv[n++] = "--trajectory";
+		argv[n++] = tr;
+		if (json_is_string(json_object_get(cfg, "llm_spec"))) {
+			argv[n++] = "--llm";
+			argv[n++] = json_string_value(json_object_get(cfg, "llm_spec"));
+		}
+		if (json_is_string(json_object_get(cfg, "backend"))) {
+			argv[n++] = "--backend";
+			argv[n++] = json_string_value(json_object_get(cfg, "backend"));
+		}
+		json_array_foreach(json_object_get(cfg, "overrides"), i, x) {
+			if (n > 88)
+				break;
+			argv[n++] = "--set";
+			argv[n++] = json_string_value(x);
+		}
+	}
+	argv[n++] = "--db";
+	argv[n++] = db;
+	argv[n++] = "--json";
+	argv[n] = NULL;
+	snprintf(logp, sizeof(logp), "%s/%s-t%d.log", dir, json_string_value(json_object_get(task, "name")), traj + 1);
+	snprintf(outp, sizeof(outp), "%s/%s-t%d.json", dir, json_string_value(json_object_get(task, "name")), traj + 1);
+
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	int lo = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	int oo = open(outp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int ni = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (lo < 0 || oo < 0 || ni < 0 || dup2(ni, 0) < 0 || dup2(oo, 1) < 0 || dup2(lo, 2) < 0)
+		_exit(127);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	execv(self, (char *const *)argv);
+	_exit(127);
+}
+
+static int run_suite(const char *db, const char *suite_id, int jobs, int json)
+{
+	struct pragma_store *s;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_buf dir = PRAGMA_BUF_INIT;
+	char self[PATH_MAX];
+	json_t *suite, *tasks, *cfg, *bconf = NULL, *changed;
+	struct job *running;
+	int n_tasks, repeat, total, next = 0, active = 0, done_before = 0, failed = 0, rc = 0;
+	double t_start;
+	struct timespec ts;
+
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (sl <= 0)
+		return cli_usage_error("cannot find the pragma binary (/proc/self/exe)");
+	self[sl] = '\0';
+	if (pragma_store_open(&s, db, &err) < 0)
+		return json ? cli_error_json(&err) : cli_error(&err);
+	if (!(suite = pragma_store_suite_get(s, suite_id, &err))) {
+		pragma_store_close(s);
+		return json ? cli_error_json(&err) : cli_error(&err);
+	}
+	cfg = json_object_get(suite, "config");
+	tasks = json_object_get(cfg, "tasks");
+	n_tasks = (int)json_array_size(tasks);
+	repeat = (int)json_integer_value(json_object_get(cfg, "repeat"));
+	if (repeat < 1)
+		repeat = 1;
+	total = n_tasks * repeat;
+	bconf = json_incref(json_object_get(suite, "baseline_config"));
+	if (json_is_null(bconf)) {
+		json_decref(bconf);
+		bconf = NULL;
+	}
+	changed = json_deep_copy(json_object_get(json_object_get(suite, "summary"), "baseline_config_changed"));
+	if (!json_is_array(changed)) {
+		json_decref(changed);
+		changed = json_array();
+	}
+	{
+		const char *slash = strrchr(db, '/');
+		if (slash)
+			pragma_buf_addf(&dir, "%.*s/suites/%s", (int)(slash - db), db, json_string_value(json_object_get(suite, "id")));
+		else
+			pragma_buf_addf(&dir, "suites/%s", json_string_value(json_object_get(suite, "id")));
+	}
+	if (pragma_mkdir_p(dir.data, 0755, &err) < 0) {
+		rc = cli_error(&err);
+		goto out;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t_start = ts.tv_sec + ts.tv_nsec / 1e9;
+	json_t *st = json_pack("{s:s}", "status", "running");
+	pragma_store_suite_update(s, json_string_value(json_object_get(suite, "id")), st, &err);
+	json_decref(st);
+
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	running = calloc((size_t)jobs, sizeof(*running));
+	fprintf(stderr, "bench %s: %d tasks x %d trajector%s, %d at a time; logs in %s\n",
+		json_string_value(json_object_get(suite, "id")), n_tasks, repeat, repeat > 1 ? "ies" : "y", jobs, dir.data);
+	int finished = 0;
+	while ((next < total || active) && !interrupted) {
+		/* Start what fits. */
+		while (active < jobs && next < total && !interrupted) {
+			int ti = next % n_tasks, tj = next / n_tasks;
+			json_t *task = json_array_get(tasks, (size_t)ti);
+			json_t *r = find_run(s, json_string_value(json_object_get(suite, "id")),
+					     json_string_value(json_object_get(task, "path")), tj);
+			const char *rst = r ? json_string_value(json_object_get(r, "status")) : NULL;
+			next++;
+			if (rst && (!strcmp(rst, "done") || !strcmp(rst, "stopped"))) {
+				done_before++;
+				finished++;
+				json_decref(r);
+				continue;
+			}
+			char rid[64] = "";
+			if (r)
+				snprintf(rid, sizeof(rid), "%s", json_string_value(json_object_get(r, "id")));
+			json_decref(r);
+			pid_t pid = spawn(self, suite, task, tj, r ? rid : NULL, db, dir.data);
+			if (pid < 0) {
+				fprintf(stderr, "bench: cannot start a task: %s\n", strerror(errno));
+				failed++;
+				finished++;
+				continue;
+			}
+			for (int k = 0; k < jobs; k++)
+				if (!running[k].pid) {
+					running[k] = (struct job){ pid, ti, tj, time(NULL) };
+					break;
+				}
+			active++;
+			fprintf(stderr, "[%d/%d] %s %s%s (trajectory %d)\n", finished, total, rid[0] ? "resuming" : "started",
+				json_string_value(json_object_get(task, "name")), rid[0] ? "" : "", tj + 1);
+		}
+		if (!active)
+			break;
+		int status;
+		pid_t pid = waitpid(-1, &status, 0);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int k = 0; k < jobs; k++) {
+			if (running[k].pid != pid)
+				continue;
+			json_t *task = json_array_get(tasks, (size_t)running[k].task);
+			json_t *r = find_run(s, json_string_value(json_object_get(suite, "id")),
+					     json_string_value(json_object_get(task, "path")), running[k].traj);
+			char what[200];
+			finished++;
+			active--;
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && r) {
+				json_t *o = pragma_bench_outcome(r);
+				if (json_is_true(json_object_get(o, "correct")))
+					snprintf(what, sizeof(what), "%.2fx (best: attempt %lld)",
+						 json_number_value(json_object_get(o, "speedup")),
+						 (long long)json_integer_value(json_object_get(o, "best_attempt")));
+				else
+					snprintf(what, sizeof(what), "no verified kernel");
+				json_decref(o);
+				/* The baseline's configuration must not change within a suite. */
+				/* Kept per baseline kind: PyTorch's and the C reference's
+				 * configurations are different things. */
+				json_t *bc = json_object_get(json_object_get(r, "baseline"), "config");
+				const char *bk = json_string_value(json_object_get(json_object_get(r, "baseline"), "kind")) ?: "?";
+				if (!bconf)
+					bconf = json_object();
+				json_t *prev_bc = json_object_get(bconf, bk);
+				if (!prev_bc && bc) {
+					json_object_set(bconf, bk, bc);
+					json_t *f = json_pack("{s:O}", "baseline_config", bconf);
+					pragma_store_suite_update(s, json_string_value(json_object_get(suite, "id")), f, &err);
+					json_decref(f);
+				} else if (bc && !json_equal(bc, prev_bc)) {
+					json_array_append_new(changed, json_string(json_string_value(json_object_get(task, "name"))));
+					fprintf(stderr, "bench: WARNING: %s's baseline ran with another configuration\n",
+						json_string_value(json_object_get(task, "name")));
+				}
+			} else {
+				failed++;
+				if (WIFEXITED(status))
+					snprintf(what, sizeof(what), "FAILED: exit %d (see %s/%s-t%d.log)", WEXITSTATUS(status),
+						 dir.data, json_string_value(json_object_get(task, "name")), running[k].traj + 1);
+				else
+					snprintf(what, sizeof(what), "FAILED: killed by signal %d", WTERMSIG(status));
+			}
+			char el[32];
+			fmt_secs(el, sizeof(el), (double)(time(NULL) - running[k].started));
+			fprintf(stderr, "[%d/%d] %s (trajectory %d): %s, %s\n", finished, total,
+				json_string_value(json_object_get(task, "name")), running[k].traj + 1, what, el);
+			json_decref(r);
+			running[k].pid = 0;
+			break;
+		}
+	}
+	if (interrupted) {
+		fprintf(stderr, "bench: interrupted; stopping the tasks in flight (resume with: pragma bench --resume %s)\n",
+			json_string_value(json_object_get(suite, "id")));
+		for (int k = 0; k < jobs; k++)
+			if (running[k].pid)
+				kill(running[k].pid, SIGTERM);
+		while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+			;
+	}
+	free(running);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	double wall = ts.tv_sec + ts.tv_nsec / 1e9 - t_start;
+	json_t *prev = json_object_get(suite, "timing");
+	json_t *f = json_pack("{s:s, s:{s:f, s:i}, s:{s:O, s:i}}", "status",
+			      interrupted ? "interrupted" : failed ? "done_with_failures" : "done", "timing", "wall",
+			      wall + (json_is_object(prev) ? json_number_value(json_object_get(prev, "wall")) : 0), "jobs",
+			      jobs, "summary", "baseline_config_changed", changed, "failed_tasks", failed);
+	pragma_store_suite_update(s, json_string_value(json_object_get(suite, "id")), f, &err);
+	json_decref(f);
+	if (interrupted)
+		rc = 130;
+out:
+	{
+		char id[64];
+		snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(suite, "id")));
+		json_decref(suite);
+		json_decref(bconf);
+		json_decref(changed);
+		pragma_buf_release(&dir);
+		pragma_store_close(s);
+		if (rc)
+			return rc;
+		rc = show(db, id, json);
+	}
+	return rc;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	struct flags f = { .jobs = 1, .repeat = 1 };
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct cli_opts c;
+	const char *db;
+	int rc;
+
+	if (cli_wants_help(argc, argv)) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if ((rc = cli_parse(argc, argv, &c, extra, &f)))
+		return rc;
+	db = f.db ? f.db : cli_default_db();
+	if (f.list)
+		return list_suites(db, c.json);
+	if (f.compare)
+		return compare(db, c.positional, c.n_positional, c.json);
+	if (f.show)
+		return show(db, f.show, c.json);
+	if (f.jobs < 1 || f.jobs > 64)
+		return cli_usage_error("--jobs must be 1..64");
+	if (f.resume)
+		return run_suite(db, f.resume, f.jobs, c.json);
+	if (!c.n_positional)
+		return cli_usage_error("bench needs a SUITE or TASKs (or --resume/--show/--compare/--list)\n%s", usage);
+	if (f.repeat < 1 || f.repeat > 100)
+		return cli_usage_error("--repeat must be 1..100");
+
+	enum pragma_mode mode = PRAGMA_MODE_PRAGMA;
+	if (f.mode && pragma_mode_parse(f.mode, &mode) < 0)
+		return cli_usage_error("--mode must be pragma, n-pragma or single");
+	struct pragma_buf name = PRAGMA_BUF_INIT;
+	json_t *tasks = suite_tasks(c.positional, c.n_positional, &name, &err);
+	if (!tasks) {
+		pragma_buf_release(&name);
+		return c.json ? cli_error_json(&err) : cli_error(&err);
+	}
+	const char *spec = f.llm ? f.llm : getenv("PRAGMA_LLM");
+	json_t *ov = json_array();
+	for (int i = 0; i < c.n_sets; i++)
+		json_array_append_new(ov, json_string(c.sets[i]));
+	json_t *cfg = json_pack("{s:o, s:i, s:i, s:i, s:o}", "tasks", tasks, "attempts", f.attempts > 0 ? f.attempts : 15,
+				"repeat", f.repeat, "jobs", f.jobs, "overrides", ov);
+	if (spec && *spec)
+		json_object_set_new(cfg, "llm_spec", json_string(spec));
+	if (f.backend)
+		json_object_set_new(cfg, "backend", json_string(f.backend));
+	char id[48];
+	pragma_store_new_suite_id(id);
+	json_t *fields = json_pack("{s:s, s:s, s:s, s:s, s:o}", "suite_path", name.data, "mode", pragma_mode_name(mode),
+				   "llm", spec && *spec ? spec : "(replay of a recording, or none)", "status", "created",
+				   "config", cfg);
+	pragma_buf_release(&name);
+	struct pragma_store *s;
+	if (pragma_store_open(&s, db, &err) < 0 || pragma_store_suite_create(s, id, fields, &err) < 0) {
+		json_decref(fields);
+		pragma_store_close(s);
+		return c.json ? cli_error_json(&err) : cli_error(&err);
+	}
+	json_decref(fields);
+	pragma_store_close(s);
+	return run_suite(db, id, f.jobs, c.json);
+}
