@@ -23,6 +23,7 @@ int cmd_knowledge(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* The run store path: $PRAGMA_DB, else ./.pragma/pragma.db. */
 const char *cli_default_db(void);

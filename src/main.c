@@ -25,6 +25,7 @@ static const struct cli_cmd commands[] = {
 	{ "optimize", cmd_optimize, "optimize a task: the Coder/Verifier/Profiler/Conductor loop" },
 	{ "runs", cmd_runs, "runs in the store: list, show, export a replay" },
 	{ "bench", cmd_bench, "optimize a whole suite; the paper's metrics; compare suite runs" },
+	{ "report", cmd_report, "a report of runs or suite runs: Markdown, or HTML with SVG plots" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,343 @@
+/*
+ * Pieces both formats print the same way: the Table I rows, the runs
+ * table, the one-line summary of a task's run, the attempts table.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pragma/bench.h"
+#include "report/report_priv.h"
+
+static const struct {
+	const char *key;       /* in M (fast: "fast.P") */
+	const char *spread;    /* its name in M.spread */
+	const char *label;
+	char kind;             /* '%' fraction shown as percent, 'x' speedup, 't' tokens, '$' cost */
+} rows[] = {
+	{ "success", "success", "Success (correct kernel)", '%' },
+	{ "fast.0", "fast_0", "fast_0 (correct, speedup > 0)", '%' },
+	{ "fast.1", "fast_1", "fast_1 (correct, speedup > 1)", '%' },
+	{ "fast.1.5", "fast_1.5", "fast_1.5 (correct, speedup > 1.5)", '%' },
+	{ "fast.2", "fast_2", "fast_2 (correct, speedup > 2)", '%' },
+	{ "mean", "mean", "mean speedup (correct kernels)", 'x' },
+	{ "geomean", "geomean", "geometric mean speedup (correct kernels)", 'x' },
+	{ "median_roof", "median_roof", "median fraction of roofline (best kernels)", '%' },
+	{ "tokens_per_task", "tokens_per_task", "tokens per task", 't' },
+	{ "cost_per_task", "cost_per_task", "cost per task", '$' },
+};
+
+static json_t *metric_value(json_t *m, const char *key)
+{
+	if (!strncmp(key, "fast.", 5))
+		return json_object_get(json_object_get(m, "fast"), key + 5);
+	return json_object_get(m, key);
+}
+
+static void fmt_value(double v, char kind, char *buf, size_t len)
+{
+	switch (kind) {
+	case '%': snprintf(buf, len, "%.1f%%", 100 * v); break;
+	case 'x': snprintf(buf, len, "%.2fx", v); break;
+	case 't': snprintf(buf, len, "%.0f", v); break;
+	default: snprintf(buf, len, "$%.4f", v); break;
+	}
+}
+
+/* "92.0% ± 3.1 [88.0–95.0%]" with a spread; "-" when null. */
+static void fmt_metric(json_t *m, int row, char *buf, size_t len)
+{
+	json_t *v = metric_value(m, rows[row].key);
+	json_t *sp = json_object_get(json_object_get(m, "spread"), rows[row].spread);
+	char a[32], lo[32], hi[32];
+	double sd, mn, mx;
+	char kind = rows[row].kind;
+
+	if (!json_is_number(v)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	fmt_value(json_number_value(v), kind, a, sizeof(a));
+	if (sp && report_num(sp, "min", &mn) && report_num(sp, "max", &mx)) {
+		fmt_value(mn, kind, lo, sizeof(lo));
+		fmt_value(mx, kind, hi, sizeof(hi));
+		if (report_num(sp, "sd", &sd)) {
+			char s[32];
+			fmt_value(sd, kind, s, sizeof(s));
+			snprintf(buf, len, "%s ± %s [%s – %s]", a, s, lo, hi);
+		} else {
+			snprintf(buf, len, "%s [%s – %s]", a, lo, hi);
+		}
+		return;
+	}
+	snprintf(buf, len, "%s", a);
+}
+
+int common_group_present(json_t *model, const char *group)
+{
+	json_t *col;
+	size_t i;
+
+	json_array_foreach(json_object_get(model, "columns"), i, col)
+		if (json_object_get(json_object_get(col, "metrics"), group))
+			return 1;
+	return 0;
+}
+
+void common_table1(json_t *model, const char *group, const char *category, struct rtable *t)
+{
+	json_t *cols = json_object_get(model, "columns"), *col;
+	size_t nc = json_array_size(cols), i;
+	char align[16] = "l", buf[192];
+
+	for (i = 0; i < nc && i < 14; i++)
+		align[i + 1] = 'r';
+	align[i + 1] = 0;
+	rtable_init(t, (int)(i + 1), align);
+	rtable_cell(t, "%s", category ? category : "metric");
+	for (i = 0; i < nc && i < 14; i++)
+		rtable_cell(t, "%s", report_str(json_array_get(cols, i), "label"));
+
+	/* tasks and trajectories */
+	rtable_cell(t, "tasks × trajectories");
+	for (i = 0; i < nc && i < 14; i++) {
+		json_t *m = common_metrics(json_array_get(cols, i), group, category);
+		if (m)
+			rtable_cell(t, "%lld × %lld", (long long)json_integer_value(json_object_get(m, "tasks")),
+				    (long long)json_integer_value(json_object_get(m, "trajectories")));
+		else
+			rtable_cell(t, "-");
+	}
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		rtable_cell(t, "%s", rows[r].label);
+		for (i = 0; i < nc && i < 14; i++) {
+			json_t *m = common_metrics(json_array_get(cols, i), group, category);
+			fmt_metric(m, (int)r, buf, sizeof(buf));
+			rtable_cell(t, "%s", m ? buf : "-");
+		}
+	}
+	(void)col;
+}
+
+json_t *common_metrics(json_t *col, const char *group, const char *category)
+{
+	json_t *g = json_object_get(json_object_get(col, "metrics"), group);
+
+	if (!category)
+		return json_object_get(g, "all");
+	return json_object_get(json_object_get(g, "categories"), category);
+}
+
+void common_judgements(json_t *model, const char *group, struct pragma_buf *out, int md)
+{
+	json_t *cols = json_object_get(model, "columns");
+	json_t *m0 = common_metrics(json_array_get(cols, 0), group, NULL);
+	static const int key_rows[] = { 0, 2, 6 }; /* success, fast_1, geomean */
+	char a[192], b[192];
+
+	for (size_t i = 1; i < json_array_size(cols); i++) {
+		json_t *col = json_array_get(cols, i), *m = common_metrics(col, group, NULL);
+		if (!m || !m0)
+			continue;
+		for (size_t k = 0; k < sizeof(key_rows) / sizeof(key_rows[0]); k++) {
+			int r = key_rows[k];
+			json_t *sp0 = json_object_get(json_object_get(m0, "spread"), rows[r].spread);
+			json_t *sp = json_object_get(json_object_get(m, "spread"), rows[r].spread);
+			fmt_metric(m, r, a, sizeof(a));
+			fmt_metric(m0, r, b, sizeof(b));
+			pragma_buf_addf(out, "%s%s, %s vs %s: %s vs %s — %s\n", md ? "- " : "", rows[r].label,
+					report_str(col, "label"), report_str(json_array_get(cols, 0), "label"), a, b,
+					pragma_bench_judge(metric_value(m, rows[r].key), sp, metric_value(m0, rows[r].key), sp0));
+		}
+	}
+}
+
+void common_runs_table(json_t *model, struct rtable *t)
+{
+	json_t *col;
+	size_t i;
+
+	rtable_init(t, 7, "llllllr");
+	rtable_cell(t, "series");
+	rtable_cell(t, "id");
+	rtable_cell(t, "kind");
+	rtable_cell(t, "mode");
+	rtable_cell(t, "model");
+	rtable_cell(t, "status");
+	rtable_cell(t, "tasks");
+	json_array_foreach(json_object_get(model, "columns"), i, col) {
+		rtable_cell(t, "%s", report_str(col, "label"));
+		rtable_cell(t, "%s", report_str(col, "id"));
+		if (!strcmp(report_str(col, "kind"), "suite"))
+			rtable_cell(t, "suite %s", report_str(col, "suite_path") ? report_str(col, "suite_path") : "");
+		else
+			rtable_cell(t, "run");
+		rtable_cell(t, "%s", report_str(col, "mode"));
+		/* the provider and model, without the endpoint the description adds */
+		rtable_cell(t, "%.*s", (int)strcspn(report_str(col, "llm"), " "), report_str(col, "llm"));
+		rtable_cell(t, "%s", report_str(col, "status"));
+		rtable_cell(t, "%zu", json_array_size(json_object_get(col, "outcomes")));
+	}
+}
+
+void common_machine(json_t *model, struct pragma_buf *out)
+{
+	json_t *col = json_array_get(json_object_get(model, "columns"), 0);
+	json_t *run = json_array_get(json_object_get(col, "runs"), 0), *m = json_object_get(run, "machine");
+	json_t *bc = json_object_get(json_object_get(run, "baseline"), "config");
+	double v;
+	time_t t;
+	char date[64] = "?";
+
+	if (report_num(run, "created", &v)) {
+		struct tm tm;
+		t = (time_t)v;
+		gmtime_r(&t, &tm);
+		strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", &tm);
+	}
+	pragma_buf_addf(out, "machine: %s, %lld cores", report_str(m, "cpu_model") ? report_str(m, "cpu_model") : "?",
+			(long long)json_integer_value(json_object_get(m, "cores")));
+	if (report_num(m, "peak_gflops", &v))
+		pragma_buf_addf(out, ", measured peak %.0f GFLOP/s", v);
+	if (report_num(m, "peak_gbs", &v))
+		pragma_buf_addf(out, " and %.0f GB/s", v);
+	pragma_buf_addf(out, " (first run, started %s)", date);
+	if (report_str(bc, "torch"))
+		pragma_buf_addf(out, "; PyTorch baseline: torch %s, %lld threads, allocator %s", report_str(bc, "torch"),
+				(long long)json_integer_value(json_object_get(bc, "threads")),
+				report_str(bc, "allocator") ? report_str(bc, "allocator") : "?");
+}
+
+void common_entry_line(json_t *model, json_t *entry, struct pragma_buf *out)
+{
+	json_t *run = json_object_get(entry, "run"), *o = json_object_get(entry, "outcome");
+	json_t *sum = json_object_get(run, "summary"), *failed = json_object_get(o, "failed"), *v;
+	json_t *spr = json_object_get(json_object_get(sum, "best"), "speedup_spread");
+	char lab[200], a[32], b[32], c[32];
+	double x, lo, hi, med;
+	const char *k;
+	int first = 1;
+
+	report_series_label(model, entry, lab, sizeof(lab));
+	pragma_buf_addf(out, "%s (run %s, %s): %lld attempts", lab, report_str(run, "id"), report_str(run, "status"),
+			(long long)json_integer_value(json_object_get(o, "attempts")));
+	json_object_foreach(failed, k, v) {
+		pragma_buf_addf(out, "%s%lld %s", first ? " (failed: " : ", ", (long long)json_integer_value(v), k);
+		first = 0;
+	}
+	if (!first)
+		pragma_buf_addch(out, ')');
+	if (json_is_true(json_object_get(o, "correct")) && report_num(o, "speedup", &x)) {
+		pragma_buf_addf(out, "; best: attempt %lld, final speedup %s",
+				(long long)json_integer_value(json_object_get(o, "best_attempt")), report_fmt_x(x, a, sizeof(a)));
+		if (report_num(o, "speedup_lo", &lo) && report_num(o, "speedup_hi", &hi))
+			pragma_buf_addf(out, " (spread %s–%s%s%s)", report_fmt_x(lo, b, sizeof(b)), report_fmt_x(hi, c, sizeof(c)),
+					report_str(spr, "method") ? ": " : "", report_str(spr, "method") ? report_str(spr, "method") : "");
+		if (report_num(o, "roof", &x))
+			pragma_buf_addf(out, ", %.1f%% of its roofline", 100 * x);
+	} else {
+		pragma_buf_adds(out, "; no correct kernel");
+	}
+	if (report_num(json_object_get(sum, "baseline"), "median", &med) ||
+	    report_num(json_object_get(json_object_get(run, "baseline"), "stats"), "median", &med))
+		pragma_buf_addf(out, "; baseline (%s) median %.3f ms",
+				report_str(o, "baseline_kind") ? report_str(o, "baseline_kind") : "?", med);
+	if (report_str(sum, "stop_reason"))
+		pragma_buf_addf(out, "; stopped: %s", report_str(sum, "stop_reason"));
+	pragma_buf_addf(out, "; %lld tokens", (long long)json_integer_value(json_object_get(o, "tokens")));
+	if (report_num(o, "cost", &x) && x > 0)
+		pragma_buf_addf(out, ", $%.4f", x);
+	json_t *sec = json_object_get(o, "seconds");
+	if (report_num(sec, "total", &x) && x > 0) {
+		double l = 0, ve = 0, ti = 0, pr = 0;
+		report_num(sec, "llm", &l);
+		report_num(sec, "verify", &ve);
+		report_num(sec, "timing", &ti);
+		report_num(sec, "profile", &pr);
+		pragma_buf_addf(out, "; %.0f s (model %.0f, verify %.0f, timing %.0f, profile %.0f)", x, l, ve, ti, pr);
+	}
+}
+
+void common_attempts_table(json_t *run, struct rtable *t, int bars)
+{
+	json_t *atts = report_attempts(run), *a;
+	size_t n = json_array_size(atts), i;
+	int *best_n = calloc(n + 1, sizeof(int));
+	double *best_x = calloc(n + 1, sizeof(double));
+	char xb[32], yb[32];
+
+	if (!best_n || !best_x)
+		abort();
+	report_best_so_far(atts, best_n, best_x);
+	rtable_init(t, bars ? 8 : 7, bars ? "rlrrllrl" : "rlrrlrl");
+	rtable_cell(t, "#");
+	rtable_cell(t, "status");
+	rtable_cell(t, "time ms");
+	rtable_cell(t, "speedup");
+	if (bars)
+		rtable_cell(t, "(8 cells = 1x, +8 per doubling)");
+	rtable_cell(t, "vs best, interleaved");
+	rtable_cell(t, "best so far");
+	rtable_cell(t, "note");
+	json_array_foreach(atts, i, a) {
+		const char *st = report_str(a, "status") ? report_str(a, "status") : "?";
+		int ok = !strcmp(st, "ok");
+		double v, lo, hi;
+		json_t *spr = json_object_get(a, "speedup_spread");
+		rtable_cell(t, "%lld", (long long)json_integer_value(json_object_get(a, "n")));
+		rtable_cell(t, "\x01%s\x02%s", ok ? "ok" : "bad", st);
+		if (report_num(a, "time_ms", &v))
+			rtable_cell(t, "%.3f", v);
+		else
+			rtable_cell(t, "-");
+		if (ok && report_num(a, "speedup", &v))
+			rtable_cell(t, "%s", report_fmt_x(v, xb, sizeof(xb)));
+		else
+			rtable_cell(t, "-");
+		if (bars) {
+			struct pragma_buf bar = PRAGMA_BUF_INIT;
+			if (ok && report_num(a, "speedup", &v) && v > 0) {
+				int cells = (int)lround(8 + 8 * log2(v));
+				for (int k = 0; k < (cells < 1 ? 1 : cells > 48 ? 48 : cells); k++)
+					pragma_buf_adds(&bar, "█");
+			} else {
+				pragma_buf_adds(&bar, "✗");
+			}
+			rtable_cell(t, "%s", bar.data);
+			pragma_buf_release(&bar);
+		}
+		if (report_num(spr, "vs_best", &v) && report_num(spr, "vs_best_lo", &lo) && report_num(spr, "vs_best_hi", &hi))
+			rtable_cell(t, "%.2fx vs #%lld [%.2f–%.2f]", v,
+				    (long long)json_integer_value(json_object_get(spr, "vs_best_attempt")), lo, hi);
+		else
+			rtable_cell(t, "-");
+		if (best_n[i])
+			rtable_cell(t, "\x01%s\x02#%d (%s)", best_n[i] == (int)json_integer_value(json_object_get(a, "n")) && ok
+								      ? "newbest" : "kept",
+				    best_n[i], report_fmt_x(best_x[i], yb, sizeof(yb)));
+		else
+			rtable_cell(t, "-");
+		const char *msg = report_str(a, "message");
+		rtable_cell(t, "%s%.120s%s", json_integer_value(json_object_get(a, "is_best")) ? "best kernel. " : "",
+			    msg ? msg : "", msg && strlen(msg) > 120 ? "…" : "");
+	}
+	free(best_n);
+	free(best_x);
+	json_decref(atts);
+}
+
+const char *common_group_title(const char *group)
+{
+	return !strcmp(group, "native") ? "Native C tasks" : "PyTorch-baselined tasks";
+}
+
+const char *common_group_note(const char *group)
+{
+	return !strcmp(group, "native")
+		       ? "Baseline: the task's C reference built with -O3 -march=native -fopenmp, or its baseline.c; "
+			 "reported apart from PyTorch-baselined tasks, never averaged with them."
+		       : "Baseline: PyTorch eager on the same machine (threads = usable cores, OpenBLAS, tcmalloc); "
+			 "reported apart from native C tasks, never averaged with them.";
+}
