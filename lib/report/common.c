@@ -320,7 +320,7 @@ void common_attempts_table(json_t *run, struct rtable *t, int bars)
 		else
 			rtable_cell(t, "-");
 		const char *msg = report_str(a, "message");
-		rtable_cell(t, "%s%.120s%s", json_integer_value(json_object_get(a, "is_best")) ? "best kernel. " : "",
+		rtable_cell(t, "%s%.120s%s", report_is_best(a) ? "best kernel. " : "",
 			    msg ? msg : "", msg && strlen(msg) > 120 ? "…" : "");
 	}
 	free(best_n);

@@ -244,7 +244,7 @@ static void task_section(json_t *model, json_t *task, struct pragma_buf *out)
 		json_array_foreach(atts, k, a) {
 			if (!first && !strcmp(report_str(a, "status") ? report_str(a, "status") : "", "ok"))
 				first = a;
-			if (json_integer_value(json_object_get(a, "is_best")))
+			if (report_is_best(a))
 				best = a;
 		}
 		if (first && best && first != best) {

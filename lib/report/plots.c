@@ -226,10 +226,10 @@ void report_svg_attempts(struct pragma_buf *out, json_t *model, json_t *task)
 				report_num(a, "time_ms", &t);
 				snprintf(tip, sizeof(tip), "%s, attempt %d: %s (%.3f ms, baseline timed in the same session)%s",
 					 s->label, n, report_fmt_x(v, xb, sizeof(xb)), t,
-					 json_integer_value(json_object_get(a, "is_best")) ? "; the run's best kernel" : "");
+					 report_is_best(a) ? "; the run's best kernel" : "");
 				svg_marker(&g, svg_px(&g, n + off), svg_py(&g, v), shape,
-					   json_integer_value(json_object_get(a, "is_best")) ? 6 : 4.2, c,
-					   json_integer_value(json_object_get(a, "is_best")) ? "pt bestpt" : "pt", tip);
+					   report_is_best(a) ? 6 : 4.2, c,
+					   report_is_best(a) ? "pt bestpt" : "pt", tip);
 			} else {
 				snprintf(tip, sizeof(tip), "%s, attempt %d: %s%s%.300s", s->label, n, st,
 					 report_str(a, "message") && *report_str(a, "message") ? ": " : "",

@@ -255,6 +255,13 @@ json_t *report_attempts(json_t *run)
 	return out;
 }
 
+int report_is_best(json_t *a)
+{
+	json_t *v = json_object_get(a, "is_best");
+
+	return json_is_true(v) || json_integer_value(v) != 0;
+}
+
 json_t *report_attempt(json_t *attempts, int n)
 {
 	json_t *a;

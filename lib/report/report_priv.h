@@ -60,6 +60,8 @@ int report_num(json_t *o, const char *k, double *v);          /* 1 and *v when a
 /* "2.27x", "0.93x", "12.4x"; "-" for NaN. */
 const char *report_fmt_x(double v, char *buf, size_t len);
 
+/* Is the attempt the run's best (stored as 1, or true)? */
+int report_is_best(json_t *attempt);
 /* The run's own attempt rows (candidate 0), in order; a new array. */
 json_t *report_attempts(json_t *run);
 /* Replays the loop's rule for the historical best (DESIGN 3.5: the first

@@ -1,0 +1,354 @@
+/* Reports from hand-made runs: log ticks, the historical best as the loop
+ * held it, the Fig. 4 SVG (points, failures, the best-so-far values, the
+ * final speedup), Fig. 3 series, Table I with spreads and the two groups
+ * apart, Markdown fences, and HTML escaping of everything stored. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pragma/report.h"
+#include "report/report_priv.h"
+
+/* One attempt: status, speedup (0: none), vs_best_lo (0: not compared). */
+struct att {
+	const char *status;
+	double speedup, vs_lo;
+	const char *message;
+};
+
+static json_t *mk_run(const char *id, const char *task, const char *category, const char *kind, const char *mode,
+		      int traj, const struct att *a, int n, int best, double final, const char *code)
+{
+	json_t *atts = json_array();
+
+	for (int i = 0; i < n; i++) {
+		json_t *x = json_pack("{s:i, s:i, s:s, s:s, s:s, s:b}", "n", i + 1, "candidate", 0, "status", a[i].status,
+				      "stage", "done", "message", a[i].message ? a[i].message : "", "is_best", i + 1 == best);
+		if (a[i].speedup > 0) {
+			json_object_set_new(x, "speedup", json_real(a[i].speedup));
+			json_object_set_new(x, "time_ms", json_real(10 / a[i].speedup));
+			json_object_set_new(x, "metrics",
+					    json_pack("{s:{s:f, s:s}, s:{s:f, s:s}}", "roof.pct_roof", "value", 10 * a[i].speedup,
+						      "unit", "%", "static.fma", "value", i * 4.0, "unit", "count"));
+		}
+		if (a[i].vs_lo > 0)
+			json_object_set_new(x, "speedup_spread",
+					    json_pack("{s:f, s:f, s:f, s:i}", "vs_best", a[i].vs_lo + 0.1, "vs_best_lo", a[i].vs_lo,
+						      "vs_best_hi", a[i].vs_lo + 0.2, "vs_best_attempt", 2));
+		json_object_set_new(x, "conductor",
+				    json_pack("{s:s, s:s, s:s, s:[s]}", "verdict", a[i].speedup > 0 ? "improvement" : "failure",
+					      "bottleneck", "memory bound <b>here</b>", "actions", "1. tile the loop",
+					      "metrics", "static.fma"));
+		if (i + 1 == best && code)
+			json_object_set_new(x, "code", json_string(code));
+		json_array_append_new(atts, x);
+	}
+	json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:i, s:i}, s:{s:s, s:{s:f}}, s:o, s:{s:i, s:i, s:f}}",
+				"id", id, "task_name", task, "category", category, "task_kind", kind, "mode", mode, "llm",
+				"openai:test-model at http://x", "status", "done", "config", "attempts", n, "trajectory", traj,
+				"baseline", "kind", strcmp(kind, "native") ? "pytorch" : "c", "stats", "median", 10.0,
+				"attempts", atts, "llm_calls", "prompt_tokens", 1000, "completion_tokens", 200, "cost", 0.01);
+	if (best) {
+		json_object_set_new(run, "best_attempt", json_integer(best));
+		json_object_set_new(run, "summary",
+				    json_pack("{s:{s:f, s:{s:f, s:f, s:s}}, s:s}", "best", "speedup", final, "speedup_spread",
+					      "lo", final * 0.9, "hi", final * 1.1, "method", "IQR of 9 interleaved rounds",
+					      "stop_reason", "attempt budget used"));
+	}
+	return run;
+}
+
+static const struct att session[] = {
+	{ "compile_error", 0, 0, "kernel.c:3: error: <expected> ';'" },
+	{ "ok", 1.5, 0, NULL },
+	{ "ok", 2.0, 0.95, NULL },  /* faster on its own, but inside the spread: best kept */
+	{ "ok", 2.5, 1.2, NULL },   /* beats the best interleaved: new best */
+	{ "wrong_output", 0, 0, "output[0] wrong" },
+};
+
+static const char evil_code[] = "// </code></pre><script>alert(1)</script>\n"
+				"/* ```c fences ``` inside */\nint pk_forward(void) { return 1 < 2 && 3 > 2; }\n";
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* Markdown with runs of spaces squeezed: table rows without their padding. */
+static char *squeeze(const char *s)
+{
+	char *o = malloc(strlen(s) + 1), *p = o;
+
+	for (; *s; s++)
+		if (!(*s == ' ' && p > o && p[-1] == ' '))
+			*p++ = *s;
+	*p = 0;
+	return o;
+}
+
+static json_t *one_run_model(void)
+{
+	json_t *src = json_pack("[o]", mk_run("r20260101-000000-aaaa", "softmax", "activation", "kernelbench", "pragma", 0,
+					       session, 5, 4, 2.4, evil_code));
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	json_t *model = pragma_report_model(src, &err);
+
+	assert_non_null(model);
+	json_decref(src);
+	return model;
+}
+
+static void log_ticks(void **state)
+{
+	double t[24];
+	int n;
+
+	(void)state;
+	n = svg_log_ticks(0.4, 3.2, t, 24);
+	assert_int_equal(n, 6); /* 1-2-5 gives only 0.5 1 2: the denser 0.5 0.7 1 1.5 2 3 */
+	for (int i = 0; i < n; i++)
+		assert_true(t[i] >= 0.4 && t[i] <= 3.2);
+	n = svg_log_ticks(0.05, 40, t, 24);
+	assert_int_equal(n, 9); /* 0.05 0.1 0.2 0.5 1 2 5 10 20 */
+	n = svg_log_ticks(1.1, 1.6, t, 24);
+	assert_true(n >= 2);
+	for (int i = 0; i < n; i++)
+		assert_true(t[i] >= 1.1 && t[i] <= 1.6);
+	assert_int_equal(svg_log_ticks(2, 1, t, 24), 0);
+}
+
+static void best_so_far(void **state)
+{
+	json_t *run = mk_run("r1", "t", "activation", "kernelbench", "pragma", 0, session, 5, 4, 2.4, NULL);
+	json_t *atts = report_attempts(run);
+	int bn[5];
+	double bx[5];
+
+	(void)state;
+	report_best_so_far(atts, bn, bx);
+	assert_int_equal(bn[0], 0);
+	assert_true(isnan(bx[0]));
+	assert_int_equal(bn[1], 2);
+	assert_int_equal(bn[2], 2); /* 2.0x alone, but lost the interleaved comparison */
+	assert_true(bx[2] == 1.5);
+	assert_int_equal(bn[3], 4);
+	assert_true(bx[3] == 2.5);
+	assert_int_equal(bn[4], 4);
+	json_decref(atts);
+	json_decref(run);
+}
+
+static void fig4_svg(void **state)
+{
+	json_t *model = one_run_model();
+	struct pragma_buf b = PRAGMA_BUF_INIT;
+
+	(void)state;
+	report_svg_attempts(&b, model, json_array_get(json_object_get(model, "tasks"), 0));
+	assert_int_equal(count(b.data, "<svg "), 1);
+	assert_int_equal(count(b.data, "</svg>"), 1);
+	/* three correct attempts drawn, the best one marked; two failures */
+	assert_int_equal(count(b.data, "class=\"pt"), 3);
+	assert_int_equal(count(b.data, "class=\"pt bestpt\""), 1);
+	assert_int_equal(count(b.data, "class=\"fail\""), 2);
+	assert_non_null(strstr(b.data, "attempt 1: compile_error: kernel.c:3: error: &lt;expected&gt; &#39;;&#39;"));
+	/* the best-so-far line, value by value */
+	assert_non_null(strstr(b.data, "data-best=\"nan 1.500 1.500 2.500 2.500\""));
+	assert_int_equal(count(b.data, "class=\"best\""), 1);
+	/* the final interleaved speedup with its spread */
+	assert_int_equal(count(b.data, "class=\"final\""), 1);
+	assert_int_equal(count(b.data, "class=\"spread\""), 1);
+	assert_non_null(strstr(b.data, "final speedup of the best kernel 2.40x (spread 2.16x–2.64x)"));
+	/* the 1x reference line on a log axis */
+	assert_int_equal(count(b.data, "class=\"ref\""), 1);
+	assert_non_null(strstr(b.data, ">1x</text>"));
+	pragma_buf_release(&b);
+	json_decref(model);
+}
+
+static void html_escapes_and_is_self_contained(void **state)
+{
+	json_t *model = one_run_model();
+	struct pragma_buf b = PRAGMA_BUF_INIT;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+
+	(void)state;
+	assert_int_equal(pragma_report_render(model, PRAGMA_REPORT_HTML, "/tmp/<db>", &b, &err), 0);
+	/* the kernel source, stored text and the origin are escaped */
+	assert_null(strcasestr(b.data, "<script"));
+	assert_non_null(strstr(b.data, "&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
+	assert_non_null(strstr(b.data, "return 1 &lt; 2 &amp;&amp; 3 &gt; 2;"));
+	assert_non_null(strstr(b.data, "memory bound &lt;b&gt;here&lt;/b&gt;"));
+	assert_non_null(strstr(b.data, "/tmp/&lt;db&gt;"));
+	assert_null(strstr(b.data, "<b>here"));
+	/* nothing fetched: no external references of any kind */
+	assert_null(strstr(b.data, " src="));
+	assert_null(strstr(b.data, "href=\"http"));
+	assert_null(strstr(b.data, "@import"));
+	assert_null(strstr(b.data, "url("));
+	assert_int_equal(count(b.data, "http"), count(b.data, "xmlns=\"http://www.w3.org/2000/svg\""));
+	/* structure: one Fig. 4, one Fig. 3, a table of contents linking the task */
+	assert_int_equal(count(b.data, "class=\"plot fig4\""), 1);
+	assert_int_equal(count(b.data, "class=\"plot fig3\""), 1);
+	assert_non_null(strstr(b.data, "<a href=\"#task-softmax\">softmax</a>"));
+	assert_non_null(strstr(b.data, "id=\"task-softmax\""));
+	/* the trace: historical best vs current, per round */
+	assert_non_null(strstr(b.data, "historical best (#2)"));
+	assert_non_null(strstr(b.data, "current (#4)"));
+	assert_true(strstr(b.data, "</html>") != NULL);
+	pragma_buf_release(&b);
+	json_decref(model);
+}
+
+static void markdown_single(void **state)
+{
+	json_t *model = one_run_model();
+	struct pragma_buf b = PRAGMA_BUF_INIT;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+
+	(void)state;
+	assert_int_equal(pragma_report_render(model, PRAGMA_REPORT_MARKDOWN, NULL, &b, &err), 0);
+	char *sq = squeeze(b.data);
+	/* Table I from lib/bench: one correct task at 2.4x */
+	assert_non_null(strstr(sq, "| Success (correct kernel) | 100.0% |"));
+	assert_non_null(strstr(sq, "| fast_2 (correct, speedup > 2) | 100.0% |"));
+	assert_non_null(strstr(sq, "| geometric mean speedup (correct kernels) | 2.40x |"));
+	assert_non_null(strstr(sq, "| median fraction of roofline (best kernels) | 25.0% |"));
+	assert_non_null(strstr(sq, "| tokens per task | 1200 |"));
+	assert_null(strstr(sq, "Native C tasks"));
+	/* the attempts table: failures, the best so far, the interleaved comparisons */
+	assert_non_null(strstr(sq, "| 1 | compile_error | - | - | ✗ |"));
+	assert_non_null(strstr(sq, "| 3 | ok | 5.000 | 2.00x | ████████████████ | 1.05x vs #2 [0.95–1.15] | #2 (1.50x) |"));
+	assert_non_null(strstr(sq, "| 4 | ok | 4.000 | 2.50x |"));
+	assert_non_null(strstr(sq, "| #4 (2.50x) | best kernel. |"));
+	/* the trace reads like Listing 1 */
+	assert_non_null(strstr(b.data, "Attempt 3: improvement\nHistorical best (attempt 2):\n  speedup                = 1.50x\n"));
+	assert_non_null(strstr(b.data, "  1.05x the best's speed, measured interleaved with attempt 2 (spread 0.95–1.15):"));
+	assert_non_null(strstr(b.data, "best kept\n"));
+	assert_non_null(strstr(b.data, "Analysis:\n  memory bound <b>here</b>\n"));
+	/* profile: best vs first correct, metric by metric */
+	assert_non_null(strstr(sq, "| % of roofline | 15.0% | 25.0% | better |"));
+	assert_non_null(strstr(sq, "| FMA instructions | 4 | 12 | better |"));
+	/* the source in a fence longer than the ``` it holds */
+	assert_non_null(strstr(b.data, "````c\n// </code></pre><script>alert(1)</script>\n"));
+	assert_non_null(strstr(b.data, "return 1 < 2 && 3 > 2; }\n````\n"));
+	free(sq);
+	pragma_buf_release(&b);
+	json_decref(model);
+}
+
+/* A suite of two trajectories (a KernelBench task and a native one) next to
+ * a single run: the groups stay apart, spreads show, series compare. */
+static void compare_groups_spreads(void **state)
+{
+	static const struct att ok20[] = { { "ok", 2.0, 0, NULL } }, ok30[] = { { "ok", 3.0, 0, NULL } };
+	static const struct att bad[] = { { "wrong_output", 0, 0, "x" } }, ok12[] = { { "ok", 1.2, 0, NULL } };
+	static const struct att ok15[] = { { "ok", 1.5, 0, NULL } };
+	json_t *suite = json_pack("{s:s, s:s, s:s, s:s, s:s, s:[o, o, o, o]}", "id", "s20260101-000000-bbbb", "mode",
+				  "pragma", "llm", "openai:m", "status", "done", "suite_path", "tasks/x", "runs",
+				  mk_run("r-a1", "relu", "activation", "kernelbench", "pragma", 0, ok20, 1, 1, 2.0, "int a;"),
+				  mk_run("r-a2", "relu", "activation", "kernelbench", "pragma", 1, ok30, 1, 1, 3.0, "int b;"),
+				  mk_run("r-n1", "stencil", "others", "native", "pragma", 0, bad, 1, 0, 0, NULL),
+				  mk_run("r-n2", "stencil", "others", "native", "pragma", 1, ok12, 1, 1, 1.2, "int c;"));
+	json_t *src = json_pack("[o, o]", suite,
+				mk_run("r-b", "relu", "activation", "kernelbench", "n-pragma", 0, ok15, 1, 1, 1.5, "int d;"));
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	json_t *model = pragma_report_model(src, &err);
+	struct pragma_buf b = PRAGMA_BUF_INIT, h = PRAGMA_BUF_INIT;
+
+	(void)state;
+	assert_non_null(model);
+	assert_int_equal(json_array_size(json_object_get(model, "columns")), 2);
+	/* tasks: KernelBench first, then native; relu has three entries */
+	assert_string_equal(report_str(json_array_get(json_object_get(model, "tasks"), 0), "name"), "relu");
+	assert_string_equal(report_str(json_array_get(json_object_get(model, "tasks"), 1), "name"), "stencil");
+	assert_int_equal(json_array_size(json_object_get(json_array_get(json_object_get(model, "tasks"), 0), "entries")), 3);
+
+	assert_int_equal(pragma_report_render(model, PRAGMA_REPORT_MARKDOWN, NULL, &b, &err), 0);
+	assert_non_null(strstr(b.data, "### PyTorch-baselined tasks"));
+	assert_non_null(strstr(b.data, "### Native C tasks"));
+	/* the suite's relu: mean of 2x and 3x over two trajectories, with spread */
+	assert_non_null(strstr(b.data, "2.50x ± 0.71x [2.00x – 3.00x]"));
+	/* native success: one trajectory failed, one did */
+	assert_non_null(strstr(b.data, "50.0% ± 70.7% [0.0% – 100.0%]"));
+	/* the native 1.2x never enters the PyTorch means */
+	assert_null(strstr(b.data, "2.07x"));
+	assert_non_null(strstr(b.data, "one trajectory: no evidence either way"));
+	assert_non_null(strstr(b.data, "pragma, trajectory 2"));
+
+	assert_int_equal(pragma_report_render(model, PRAGMA_REPORT_HTML, NULL, &h, &err), 0);
+	/* Fig. 3: one plot per group, one series per column */
+	assert_int_equal(count(h.data, "class=\"plot fig3\""), 2);
+	assert_int_equal(count(h.data, "<g class=\"cat\" data-category=\"activation\" data-series=\"pragma\">"), 1);
+	assert_int_equal(count(h.data, "<g class=\"cat\" data-category=\"activation\" data-series=\"n-pragma\">"), 1);
+	/* one Fig. 4 per task, series per trajectory */
+	assert_int_equal(count(h.data, "class=\"plot fig4\""), 2);
+	assert_int_equal(count(h.data, "<g class=\"series\""), 5);
+	pragma_buf_release(&b);
+	pragma_buf_release(&h);
+	json_decref(model);
+	json_decref(src);
+}
+
+static void bad_sources(void **state)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	json_t *empty = json_array(), *odd = json_pack("[{s:s}]", "id", "x");
+
+	(void)state;
+	assert_null(pragma_report_model(empty, &err));
+	assert_int_equal(err.kind, PRAGMA_E_INPUT);
+	pragma_err_clear(&err);
+	assert_null(pragma_report_model(odd, &err));
+	assert_non_null(strstr(err.msg, "neither a run"));
+	json_decref(empty);
+	json_decref(odd);
+}
+
+static void wrap_and_tables(void **state)
+{
+	struct pragma_buf b = PRAGMA_BUF_INIT;
+	struct rtable t;
+
+	(void)state;
+	report_wrap(&b, "one two three four five six", 12, 2);
+	assert_string_equal(b.data, "  one two\n  three four\n  five six\n");
+	pragma_buf_reset(&b);
+	rtable_init(&t, 2, "lr");
+	rtable_cell(&t, "a|b");
+	rtable_cell(&t, "n");
+	rtable_cell(&t, "x");
+	rtable_cell(&t, "12.5");
+	rtable_md(&t, &b);
+	assert_string_equal(b.data, "| a\\|b |    n |\n| ---- | ---: |\n| x    | 12.5 |\n");
+	pragma_buf_reset(&b);
+	rtable_html(&t, "c", &b);
+	assert_non_null(strstr(b.data, "<th>a|b</th><th class=\"num\">n</th>"));
+	rtable_release(&t);
+	pragma_buf_release(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(log_ticks),
+		cmocka_unit_test(best_so_far),
+		cmocka_unit_test(fig4_svg),
+		cmocka_unit_test(html_escapes_and_is_self_contained),
+		cmocka_unit_test(markdown_single),
+		cmocka_unit_test(compare_groups_spreads),
+		cmocka_unit_test(bad_sources),
+		cmocka_unit_test(wrap_and_tables),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
