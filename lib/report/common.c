@@ -221,6 +221,11 @@ void common_entry_line(json_t *model, json_t *entry, struct pragma_buf *out)
 	int first = 1;
 
 	report_series_label(model, entry, lab, sizeof(lab));
+	if (!json_is_object(run)) {
+		pragma_buf_addf(out, "%s: not run (the suite holds no run of this task in this trajectory; it counts as "
+				     "failed)", lab);
+		return;
+	}
 	pragma_buf_addf(out, "%s (run %s, %s): %lld attempts", lab, report_str(run, "id"), report_str(run, "status"),
 			(long long)json_integer_value(json_object_get(o, "attempts")));
 	json_object_foreach(failed, k, v) {

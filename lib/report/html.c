@@ -298,7 +298,15 @@ static void task_section(json_t *model, json_t *task, struct pragma_buf *out)
 							    "speedup_spread"),
 					    "method");
 	}
-	pragma_buf_adds(out, "</ul>\n<figure>\n");
+	pragma_buf_adds(out, "</ul>\n");
+	int any_run = 0;
+	json_array_foreach(json_object_get(task, "entries"), i, e)
+		any_run |= json_is_object(json_object_get(e, "run"));
+	if (!any_run) {
+		pragma_buf_adds(out, "<p class=\"note\">No run of this task is stored: nothing to plot.</p></section>\n");
+		return;
+	}
+	pragma_buf_adds(out, "<figure>\n");
 	report_svg_attempts(out, model, task);
 	pragma_buf_adds(out, "<figcaption>Fig. 4 style: each attempt's speedup (its own timing against the baseline, "
 			     "thin line), the best so far as the loop held it (thick step line: replaced only when a "
@@ -317,6 +325,10 @@ static void task_section(json_t *model, json_t *task, struct pragma_buf *out)
 		size_t k;
 
 		report_series_label(model, e, lab, sizeof(lab));
+		if (!json_is_object(run)) {
+			json_decref(atts);
+			continue;
+		}
 		pragma_buf_adds(out, "<h4>");
 		esc(out, lab);
 		pragma_buf_adds(out, ": attempts</h4>\n");

@@ -225,6 +225,10 @@ static void task_section(json_t *model, json_t *task, struct pragma_buf *out)
 		size_t k;
 
 		report_series_label(model, e, lab, sizeof(lab));
+		if (!json_is_object(run)) {
+			json_decref(atts);
+			continue;
+		}
 		pragma_buf_addf(out, "#### %s: attempts (Fig. 4)\n\n", lab);
 		common_attempts_table(run, &t, 1);
 		table(&t, out);

@@ -155,6 +155,41 @@ static void label_columns(json_t *cols)
 	}
 }
 
+/* A suite's outcomes as `pragma bench` counts them: every task of its
+ * configuration in every trajectory, from the task's last run in that
+ * trajectory, else "not run" (it still counts against Success). */
+static void suite_outcomes(json_t *suite, json_t *outcomes, json_t *by_outcome)
+{
+	json_t *cfg = json_object_get(suite, "config"), *runs = json_object_get(suite, "runs"), *t, *r;
+	int repeat = (int)json_integer_value(json_object_get(cfg, "repeat"));
+	size_t i, j;
+
+	for (int k = 0; k < (repeat < 1 ? 1 : repeat); k++)
+		json_array_foreach(json_object_get(cfg, "tasks"), i, t) {
+			json_t *found = NULL;
+			json_array_foreach(runs, j, r)
+				if (!strcmp(report_str(r, "task_path") ? report_str(r, "task_path") : "",
+					    report_str(t, "path") ? report_str(t, "path") : "") &&
+				    json_integer_value(json_object_get(json_object_get(r, "config"), "trajectory")) == k)
+					found = r;
+			if (found) {
+				json_array_append_new(outcomes, pragma_bench_outcome(found));
+				json_array_append(by_outcome, found);
+				continue;
+			}
+			json_array_append_new(
+				outcomes,
+				json_pack("{s:s, s:s, s:s, s:s, s:i, s:n, s:s, s:b, s:n, s:n, s:n, s:n, s:n, s:i, s:{}, s:i, s:f}",
+					  "task", report_str(t, "name") ? report_str(t, "name") : "?", "category",
+					  report_str(t, "category") ? report_str(t, "category") : "others", "kind",
+					  report_str(t, "kind") && !strcmp(report_str(t, "kind"), "native") ? "native" : "kernelbench",
+					  "baseline_kind", "?", "trajectory", k, "run", "status", "not run", "correct", 0, "speedup",
+					  "speedup_lo", "speedup_hi", "best_attempt", "roof", "attempts", 0, "failed", "tokens", 0,
+					  "cost", 0.0));
+			json_array_append_new(by_outcome, json_null());
+		}
+}
+
 json_t *pragma_report_model(json_t *sources, struct pragma_err *err)
 {
 	json_t *model = NULL, *cols = json_array(), *tasks = json_object(), *src, *list = NULL;
@@ -174,12 +209,19 @@ json_t *pragma_report_model(json_t *sources, struct pragma_err *err)
 							    "(no \"runs\")", i + 1);
 			goto out;
 		}
+		json_t *by_outcome = json_array(); /* the run behind each outcome, or null */
 		if (!is_suite)
 			runs = json_pack("[O]", src);
 		else
 			json_incref(runs);
-		json_array_foreach(runs, j, r)
-			json_array_append_new(outcomes, pragma_bench_outcome(r));
+		if (is_suite && json_is_array(json_object_get(json_object_get(src, "config"), "tasks"))) {
+			suite_outcomes(src, outcomes, by_outcome);
+		} else {
+			json_array_foreach(runs, j, r) {
+				json_array_append_new(outcomes, pragma_bench_outcome(r));
+				json_array_append(by_outcome, r);
+			}
+		}
 		col = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:O}", "id", report_str(src, "id") ?: "?",
 				"kind", is_suite ? "suite" : "run", "label", report_str(src, "mode") ?: "?", "mode",
 				report_str(src, "mode") ?: "?", "llm", report_str(src, "llm") ?: "?", "status",
@@ -202,8 +244,9 @@ json_t *pragma_report_model(json_t *sources, struct pragma_err *err)
 			json_array_append_new(json_object_get(t, "entries"),
 					      json_pack("{s:i, s:I, s:O, s:O}", "col", (int)i, "trajectory",
 							json_integer_value(json_object_get(o, "trajectory")), "run",
-							json_array_get(runs, j), "outcome", o));
+							json_array_get(by_outcome, j), "outcome", o));
 		}
+		json_decref(by_outcome);
 	}
 	label_columns(cols);
 

@@ -48,8 +48,8 @@ static json_t *mk_run(const char *id, const char *task, const char *category, co
 			json_object_set_new(x, "code", json_string(code));
 		json_array_append_new(atts, x);
 	}
-	json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:i, s:i}, s:{s:s, s:{s:f}}, s:o, s:{s:i, s:i, s:f}}",
-				"id", id, "task_name", task, "category", category, "task_kind", kind, "mode", mode, "llm",
+	json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:i, s:i}, s:{s:s, s:{s:f}}, s:o, s:{s:i, s:i, s:f}}",
+				"id", id, "task_name", task, "task_path", task, "category", category, "task_kind", kind, "mode", mode, "llm",
 				"openai:test-model at http://x", "status", "done", "config", "attempts", n, "trajectory", traj,
 				"baseline", "kind", strcmp(kind, "native") ? "pytorch" : "c", "stats", "median", 10.0,
 				"attempts", atts, "llm_calls", "prompt_tokens", 1000, "completion_tokens", 200, "cost", 0.01);
@@ -253,8 +253,15 @@ static void compare_groups_spreads(void **state)
 	static const struct att ok20[] = { { "ok", 2.0, 0, NULL } }, ok30[] = { { "ok", 3.0, 0, NULL } };
 	static const struct att bad[] = { { "wrong_output", 0, 0, "x" } }, ok12[] = { { "ok", 1.2, 0, NULL } };
 	static const struct att ok15[] = { { "ok", 1.5, 0, NULL } };
-	json_t *suite = json_pack("{s:s, s:s, s:s, s:s, s:s, s:[o, o, o, o]}", "id", "s20260101-000000-bbbb", "mode",
-				  "pragma", "llm", "openai:m", "status", "done", "suite_path", "tasks/x", "runs",
+	/* gelu is in the suite but never ran: it counts against Success, as in
+	 * `pragma bench` */
+	json_t *suite = json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:i, s:[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s},"
+				  " {s:s, s:s, s:s, s:s}]}, s:[o, o, o, o]}",
+				  "id", "s20260101-000000-bbbb", "mode", "pragma", "llm", "openai:m", "status", "done",
+				  "suite_path", "tasks/x", "config", "repeat", 2, "tasks", "name", "relu", "path", "relu",
+				  "category", "activation", "kind", "kernelbench", "name", "stencil", "path", "stencil", "category",
+				  "others", "kind", "native", "name", "gelu", "path", "gelu", "category", "activation", "kind",
+				  "kernelbench", "runs",
 				  mk_run("r-a1", "relu", "activation", "kernelbench", "pragma", 0, ok20, 1, 1, 2.0, "int a;"),
 				  mk_run("r-a2", "relu", "activation", "kernelbench", "pragma", 1, ok30, 1, 1, 3.0, "int b;"),
 				  mk_run("r-n1", "stencil", "others", "native", "pragma", 0, bad, 1, 0, 0, NULL),
@@ -269,13 +276,18 @@ static void compare_groups_spreads(void **state)
 	assert_non_null(model);
 	assert_int_equal(json_array_size(json_object_get(model, "columns")), 2);
 	/* tasks: KernelBench first, then native; relu has three entries */
-	assert_string_equal(report_str(json_array_get(json_object_get(model, "tasks"), 0), "name"), "relu");
-	assert_string_equal(report_str(json_array_get(json_object_get(model, "tasks"), 1), "name"), "stencil");
-	assert_int_equal(json_array_size(json_object_get(json_array_get(json_object_get(model, "tasks"), 0), "entries")), 3);
+	assert_string_equal(report_str(json_array_get(json_object_get(model, "tasks"), 0), "name"), "gelu");
+	assert_string_equal(report_str(json_array_get(json_object_get(model, "tasks"), 1), "name"), "relu");
+	assert_string_equal(report_str(json_array_get(json_object_get(model, "tasks"), 2), "name"), "stencil");
+	assert_int_equal(json_array_size(json_object_get(json_array_get(json_object_get(model, "tasks"), 1), "entries")), 3);
 
 	assert_int_equal(pragma_report_render(model, PRAGMA_REPORT_MARKDOWN, NULL, &b, &err), 0);
 	assert_non_null(strstr(b.data, "### PyTorch-baselined tasks"));
 	assert_non_null(strstr(b.data, "### Native C tasks"));
+	/* gelu never ran: Success 1 of 2 in both trajectories; the tasks line */
+	assert_non_null(strstr(b.data, "50.0% ± 0.0% [50.0% – 50.0%]"));
+	assert_non_null(strstr(b.data, "2 × 2"));
+	assert_non_null(strstr(b.data, "pragma, trajectory 1: not run"));
 	/* the suite's relu: mean of 2x and 3x over two trajectories, with spread */
 	assert_non_null(strstr(b.data, "2.50x ± 0.71x [2.00x – 3.00x]"));
 	/* native success: one trajectory failed, one did */
@@ -293,6 +305,7 @@ static void compare_groups_spreads(void **state)
 	/* one Fig. 4 per task, series per trajectory */
 	assert_int_equal(count(h.data, "class=\"plot fig4\""), 2);
 	assert_int_equal(count(h.data, "<g class=\"series\""), 5);
+	assert_non_null(strstr(h.data, "No run of this task is stored"));
 	pragma_buf_release(&b);
 	pragma_buf_release(&h);
 	json_decref(model);
