@@ -30,6 +30,8 @@ json_t *pragma_report_load(struct pragma_store *s, const char *const *ids, int n
 
 /* The report model over sources (runs: objects with "attempts"; suites:
  * objects with "runs"), which it references, not copies:
+ * Single runs of different tasks with the same mode and model form one
+ * series (a task seen again starts another); a suite run is a series.
  *   {"columns": [{"id", "kind": "run"|"suite", "label", "mode", "llm",
  *                 "status", "runs": [...], "outcomes": [...],
  *                 "metrics": pragma_bench_metrics(outcomes)}],

@@ -190,30 +190,67 @@ static void suite_outcomes(json_t *suite, json_t *outcomes, json_t *by_outcome)
 		}
 }
 
+/* Single runs of different tasks with the same mode and model make one
+ * series (a trial of several tasks run one by one); a task seen again
+ * starts another series, so runs of one task are compared side by side.
+ * A suite run is always a series of its own. */
+static json_t *series_of(json_t *sources, struct pragma_err *err)
+{
+	json_t *series = json_array(), *src, *s, *r;
+	size_t i, j, k;
+
+	json_array_foreach(sources, i, src) {
+		json_t *home = NULL;
+		if (json_is_array(json_object_get(src, "runs"))) {
+			json_array_append_new(series, json_pack("{s:s, s:O, s:O}", "kind", "suite", "src", src, "runs",
+								json_object_get(src, "runs")));
+			continue;
+		}
+		if (!json_is_array(json_object_get(src, "attempts"))) {
+			pragma_err_set(err, PRAGMA_E_INPUT, "source %zu is neither a run (no \"attempts\") nor a suite run "
+							    "(no \"runs\")", i + 1);
+			json_decref(series);
+			return NULL;
+		}
+		json_array_foreach(series, j, s) {
+			json_t *first = json_object_get(s, "src");
+			int clash = 0;
+			if (strcmp(report_str(s, "kind"), "run") ||
+			    strcmp(report_str(first, "mode") ?: "", report_str(src, "mode") ?: "") ||
+			    strcmp(report_str(first, "llm") ?: "", report_str(src, "llm") ?: ""))
+				continue;
+			json_array_foreach(json_object_get(s, "runs"), k, r)
+				clash |= !strcmp(report_str(r, "task_name") ?: "", report_str(src, "task_name") ?: "");
+			if (!clash) {
+				home = s;
+				break;
+			}
+		}
+		if (home)
+			json_array_append(json_object_get(home, "runs"), src);
+		else
+			json_array_append_new(series, json_pack("{s:s, s:O, s:[O]}", "kind", "run", "src", src, "runs", src));
+	}
+	return series;
+}
+
 json_t *pragma_report_model(json_t *sources, struct pragma_err *err)
 {
-	json_t *model = NULL, *cols = json_array(), *tasks = json_object(), *src, *list = NULL;
+	json_t *model = NULL, *cols = json_array(), *tasks = json_object(), *series = NULL, *ser, *list = NULL;
 	size_t i, j;
 
 	if (!json_is_array(sources) || !json_array_size(sources)) {
 		pragma_err_set(err, PRAGMA_E_INPUT, "a report needs at least one run or suite run");
 		goto out;
 	}
-	json_array_foreach(sources, i, src) {
-		json_t *runs = json_object_get(src, "runs"), *col, *outcomes = json_array(), *r;
-		int is_suite = json_is_array(runs);
+	if (!(series = series_of(sources, err)))
+		goto out;
+	json_array_foreach(series, i, ser) {
+		json_t *src = json_object_get(ser, "src"), *runs = json_object_get(ser, "runs"), *col, *r;
+		json_t *outcomes = json_array(), *by_outcome = json_array(); /* the run behind each outcome, or null */
+		int is_suite = !strcmp(report_str(ser, "kind"), "suite");
+		struct pragma_buf ids = PRAGMA_BUF_INIT;
 
-		if (!is_suite && !json_is_array(json_object_get(src, "attempts"))) {
-			json_decref(outcomes);
-			pragma_err_set(err, PRAGMA_E_INPUT, "source %zu is neither a run (no \"attempts\") nor a suite run "
-							    "(no \"runs\")", i + 1);
-			goto out;
-		}
-		json_t *by_outcome = json_array(); /* the run behind each outcome, or null */
-		if (!is_suite)
-			runs = json_pack("[O]", src);
-		else
-			json_incref(runs);
 		if (is_suite && json_is_array(json_object_get(json_object_get(src, "config"), "tasks"))) {
 			suite_outcomes(src, outcomes, by_outcome);
 		} else {
@@ -222,11 +259,17 @@ json_t *pragma_report_model(json_t *sources, struct pragma_err *err)
 				json_array_append(by_outcome, r);
 			}
 		}
-		col = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:O}", "id", report_str(src, "id") ?: "?",
-				"kind", is_suite ? "suite" : "run", "label", report_str(src, "mode") ?: "?", "mode",
+		if (is_suite)
+			pragma_buf_adds(&ids, report_str(src, "id") ?: "?");
+		else
+			json_array_foreach(runs, j, r)
+				pragma_buf_addf(&ids, "%s%s", j ? ", " : "", report_str(r, "id") ?: "?");
+		col = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:o, s:o, s:O}", "id", ids.data, "kind",
+				is_suite ? "suite" : "run", "label", report_str(src, "mode") ?: "?", "mode",
 				report_str(src, "mode") ?: "?", "llm", report_str(src, "llm") ?: "?", "status",
 				report_str(src, "status") ?: "?", "runs", runs, "metrics", pragma_bench_metrics(outcomes),
 				"outcomes", outcomes, "source", src);
+		pragma_buf_release(&ids);
 		if (is_suite && report_str(src, "suite_path"))
 			json_object_set_new(col, "suite_path", json_string(report_str(src, "suite_path")));
 		json_array_append_new(cols, col);
@@ -265,6 +308,7 @@ json_t *pragma_report_model(json_t *sources, struct pragma_err *err)
 	free(tv);
 	model = json_pack("{s:O, s:O}", "columns", cols, "tasks", list);
 out:
+	json_decref(series);
 	json_decref(list);
 	json_decref(cols);
 	json_decref(tasks);

@@ -312,6 +312,32 @@ static void compare_groups_spreads(void **state)
 	json_decref(src);
 }
 
+/* Single runs of different tasks, same mode and model: one series; a task
+ * seen again starts a second series to compare with. */
+static void runs_group_into_series(void **state)
+{
+	static const struct att ok2[] = { { "ok", 2.0, 0, NULL } };
+	json_t *src = json_pack("[o, o, o]", mk_run("r-1", "relu", "activation", "kernelbench", "pragma", 0, ok2, 1, 1, 2.0, NULL),
+				mk_run("r-2", "gelu", "activation", "kernelbench", "pragma", 0, ok2, 1, 1, 2.0, NULL),
+				mk_run("r-3", "relu", "activation", "kernelbench", "pragma", 0, ok2, 1, 1, 4.0, NULL));
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	json_t *model = pragma_report_model(src, &err), *cols;
+
+	(void)state;
+	assert_non_null(model);
+	cols = json_object_get(model, "columns");
+	assert_int_equal(json_array_size(cols), 2);
+	assert_string_equal(report_str(json_array_get(cols, 0), "id"), "r-1, r-2");
+	assert_string_equal(report_str(json_array_get(cols, 1), "id"), "r-3");
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_object_get(json_object_get(json_object_get(json_array_get(cols, 0), "metrics"), "pytorch"), "all"),
+				 "tasks")),
+			 2);
+	assert_string_not_equal(report_str(json_array_get(cols, 0), "label"), report_str(json_array_get(cols, 1), "label"));
+	json_decref(model);
+	json_decref(src);
+}
+
 static void bad_sources(void **state)
 {
 	struct pragma_err err = PRAGMA_ERR_INIT;
@@ -359,6 +385,7 @@ int main(void)
 		cmocka_unit_test(html_escapes_and_is_self_contained),
 		cmocka_unit_test(markdown_single),
 		cmocka_unit_test(compare_groups_spreads),
+		cmocka_unit_test(runs_group_into_series),
 		cmocka_unit_test(bad_sources),
 		cmocka_unit_test(wrap_and_tables),
 	};
