@@ -10,7 +10,7 @@
 #include "report/report_priv.h"
 
 static const char css[] =
-	":root{--fg:#1f2328;--muted:#59636e;--line:#d8dee4;--soft:#f6f8fa;--accent:#0072B2}\n"
+	":root{--fg:#1f2328;--muted:#59636e;--line:#d8dee4;--soft:#f6f8fa;--accent:#1f6feb}\n"
 	"*{box-sizing:border-box}\n"
 	"body{margin:0;color:var(--fg);background:#fff;font:15px/1.55 system-ui,-apple-system,'Segoe UI',Roboto,"
 	"'DejaVu Sans',sans-serif}\n"
@@ -32,7 +32,7 @@ static const char css[] =
 	"td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
 	"td.ok{color:#1a7f37}td.bad{color:#cf222e;font-weight:600}td.newbest{font-weight:700}\n"
 	"td.better{color:#1a7f37;font-weight:600}td.worse{color:#cf222e;font-weight:600}\n"
-	"table.t1 td:first-child{color:#333}\n"
+	"table.t1 td:first-child{color:#333}table.runs td:not(:nth-child(2)){white-space:nowrap}\n"
 	".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(360px,1fr));gap:0 26px}\n"
 	"figure{margin:14px 0 22px}figcaption{color:var(--muted);font-size:13px;max-width:900px}\n"
 	"svg.plot{width:100%;height:auto;max-width:900px;display:block;background:#fff}\n"
@@ -48,7 +48,7 @@ static const char css[] =
 	"@media (max-width:800px){.round .body{grid-template-columns:1fr}}\n"
 	".badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;"
 	"margin-left:6px;color:#fff;background:#6e7781}\n"
-	".badge.improvement{background:#1a7f37}.badge.regression{background:#bc4c00}.badge.failure{background:#cf222e}\n"
+	".badge.improvement{background:#1a7f37}.badge.regression{background:#9a6700}.badge.failure{background:#cf222e}\n"
 	".round table{margin:4px 0 8px}.round p{white-space:pre-wrap;margin:4px 0 8px}\n"
 	".round .lab{font-weight:600;color:#333;margin-top:6px}\n"
 	"pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:12px;overflow:auto;"
