@@ -79,8 +79,8 @@ json_t *pragma_report_load(struct pragma_store *s, const char *const *ids, int n
 			o = pragma_store_suite_get(s, id, err);
 		else if (id[0] == 'r')
 			o = pragma_store_run_get(s, id, err);
-		else if (!(o = pragma_store_run_get(s, id, &e2)))
-			o = pragma_store_suite_get(s, id, err);
+		else if (!(o = pragma_store_run_get(s, id, &e2)) && !(o = pragma_store_suite_get(s, id, err)))
+			pragma_err_set(err, PRAGMA_E_INPUT, "no run or suite run '%s' in %s", id, pragma_store_path(s));
 		if (!o) {
 			pragma_err_hint(err, "'pragma runs' lists the runs in the store; a suite id starts with 's', a run "
 					     "id with 'r'");
