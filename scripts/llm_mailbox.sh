@@ -7,7 +7,7 @@
 # The provider runs `ask` with the request JSON on stdin; it files the request
 # in $PRAGMA_MAILBOX and waits for the answer. Whoever plays the model runs
 #
-#   scripts/llm_mailbox.sh next DIR      # waits for a request; prints its id and text
+#   scripts/llm_mailbox.sh next DIR...   # waits for a request in any DIR; prints its id and file
 #   scripts/llm_mailbox.sh reply DIR ID FILE   # answers it with FILE's contents
 #
 # `next` prints "DONE" once DIR/DONE exists (the run wrote it at the end).
@@ -40,17 +40,29 @@ PY
 	cat "$box/$id.reply.md"
 	;;
 next)
-	box=${2:?usage: next DIR}
+	# next DIR [DIR...]: the oldest unanswered request in any of the DIRs.
+	shift
+	[ $# -ge 1 ] || { echo "usage: next DIR [DIR...]" >&2; exit 2; }
 	while :; do
-		for r in $(ls "$box"/*.request.json 2>/dev/null | sort); do
-			id=$(basename "$r" .request.json)
-			if [ ! -e "$box/$id.reply.md" ]; then
-				echo "REQUEST $id"
-				echo "read it: $box/$id.request.md ($(wc -c <"$box/$id.request.md") bytes)"
-				exit 0
-			fi
+		best= bestdir=
+		for box in "$@"; do
+			for r in $(ls "$box"/*.request.json 2>/dev/null | sort); do
+				id=$(basename "$r" .request.json)
+				[ -e "$box/$id.reply.md" ] && continue
+				if [ -z "$best" ] || [[ "$id" < "$best" ]]; then best=$id bestdir=$box; fi
+				break
+			done
 		done
-		if [ -e "$box/DONE" ]; then echo DONE; exit 0; fi
+		if [ -n "$best" ]; then
+			echo "REQUEST $best"
+			echo "mailbox: $bestdir"
+			echo "read it: $bestdir/$best.request.md ($(wc -c <"$bestdir/$best.request.md") bytes)"
+			echo "answer:  $0 reply $bestdir $best FILE"
+			exit 0
+		fi
+		all_done=1
+		for box in "$@"; do [ -e "$box/DONE" ] || all_done=0; done
+		if [ "$all_done" = 1 ]; then echo DONE; exit 0; fi
 		sleep 2
 	done
 	;;
@@ -61,7 +73,7 @@ reply)
 	echo "answered $id"
 	;;
 *)
-	echo "usage: llm_mailbox.sh ask | next DIR | reply DIR ID FILE" >&2
+	echo "usage: llm_mailbox.sh ask | next DIR... | reply DIR ID FILE" >&2
 	exit 2
 	;;
 esac
