@@ -387,7 +387,7 @@ static int parse_header(const char *hdr, size_t len, int want, struct pragma_ten
 static int parse_preamble(const unsigned char *b, size_t len, int want, struct pragma_tensor *t,
 			  size_t *data_off, struct pragma_err *err)
 {
-	size_t hlen, off;
+	size_t hlen, off = 0;
 
 	if (len < 10 || memcmp(b, "\x93NUMPY", 6))
 		return pragma_err_set(err, PRAGMA_E_INPUT, "not a .npy file (bad magic)");
