@@ -189,43 +189,6 @@ fail:
 
 /* ----------------------------------------------------------- the results */
 
-/* Outcomes for every (task, trajectory) of the suite: from its run when it
- * has one, else "no verified kernel" (a task that never ran still counts in
- * the denominator of Success). */
-static json_t *suite_outcomes(json_t *suite)
-{
-	json_t *cfg = json_object_get(suite, "config"), *runs = json_object_get(suite, "runs");
-	json_t *tasks = json_object_get(cfg, "tasks"), *out = json_array(), *t, *r;
-	int repeat = (int)json_integer_value(json_object_get(cfg, "repeat"));
-	size_t i, j;
-
-	if (repeat < 1)
-		repeat = 1;
-	for (int k = 0; k < repeat; k++) {
-		json_array_foreach(tasks, i, t) {
-			json_t *o = NULL;
-			json_array_foreach(runs, j, r) {
-				if (strcmp(json_string_value(json_object_get(r, "task_path")) ?: "",
-					   json_string_value(json_object_get(t, "path"))) ||
-				    json_integer_value(json_object_get(json_object_get(r, "config"), "trajectory")) != k)
-					continue;
-				o = pragma_bench_outcome(r);
-			}
-			if (!o)
-				o = json_pack("{s:O, s:O, s:O, s:s, s:i, s:n, s:s, s:b, s:n, s:n, s:n, s:n, s:n, s:i, s:{},"
-					      " s:i, s:f, s:{s:f, s:f, s:f, s:f, s:f, s:f}}",
-					      "task", json_object_get(t, "name"), "category", json_object_get(t, "category"),
-					      "kind", json_object_get(t, "kind"), "baseline_kind", "?", "trajectory", k,
-					      "run", "status", "not run", "correct", 0, "speedup", "speedup_lo", "speedup_hi",
-					      "best_attempt", "roof", "attempts", 0, "failed", "tokens", 0, "cost", 0.0,
-					      "seconds", "llm", 0.0, "verify", 0.0, "timing", 0.0, "profile", 0.0,
-					      "lock_wait", 0.0, "total", 0.0);
-			json_array_append_new(out, o);
-		}
-	}
-	return out;
-}
-
 enum unit { U_PCT, U_X, U_TOKENS, U_COST };
 
 static void fmt_value(char *b, size_t n, double v, enum unit u)
@@ -430,7 +393,7 @@ static json_t *load_suite(struct pragma_store *s, const char *id, json_t **outco
 
 	if (!suite)
 		return NULL;
-	*outcomes = suite_outcomes(suite);
+	*outcomes = pragma_bench_suite_outcomes(suite, NULL);
 	*metrics = pragma_bench_metrics(*outcomes);
 	return suite;
 }

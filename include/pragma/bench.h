@@ -32,6 +32,13 @@ extern const double pragma_bench_fast_p[];
  *    {"llm", "verify", "timing", "profile", "lock_wait", "total"}} */
 json_t *pragma_bench_outcome(json_t *run);
 
+/* A suite run's outcomes (suite as pragma_store_suite_get gives it): every
+ * task of its configuration in every trajectory, from the task's last run
+ * in that trajectory, else a "not run" outcome — a task that never ran
+ * still counts against Success. With by_outcome, the run behind each
+ * outcome (or null) is appended to it, in the same order. */
+json_t *pragma_bench_suite_outcomes(json_t *suite, json_t *by_outcome);
+
 /* The metrics over a list of outcomes:
  *   {"pytorch": GROUP, "native": GROUP}  (a group absent when it has no task)
  * GROUP = {"all": M, "categories": {"matmul": M, ...}}

@@ -281,3 +281,40 @@ const char *pragma_bench_judge(json_t *a, json_t *a_spread, json_t *b, json_t *b
 		return "larger than the spread across trajectories";
 	return "inside the spread across trajectories";
 }
+
+json_t *pragma_bench_suite_outcomes(json_t *suite, json_t *by_outcome)
+{
+	json_t *cfg = json_object_get(suite, "config"), *runs = json_object_get(suite, "runs");
+	json_t *out = json_array(), *t, *r;
+	int repeat = (int)json_integer_value(json_object_get(cfg, "repeat"));
+	size_t i, j;
+
+	for (int k = 0; k < (repeat < 1 ? 1 : repeat); k++)
+		json_array_foreach(json_object_get(cfg, "tasks"), i, t) {
+			json_t *found = NULL;
+			/* The last run of the task in this trajectory. */
+			json_array_foreach(runs, j, r)
+				if (!strcmp(json_string_value(json_object_get(r, "task_path")) ?: "",
+					    json_string_value(json_object_get(t, "path")) ?: "") &&
+				    json_integer_value(json_object_get(json_object_get(r, "config"), "trajectory")) == k)
+					found = r;
+			if (by_outcome)
+				json_array_append(by_outcome, found ? found : json_null());
+			if (found) {
+				json_array_append_new(out, pragma_bench_outcome(found));
+				continue;
+			}
+			const char *kind = json_string_value(json_object_get(t, "kind"));
+			json_array_append_new(
+				out, json_pack("{s:s, s:s, s:s, s:s, s:i, s:n, s:s, s:b, s:n, s:n, s:n, s:n, s:n, s:i, s:{},"
+					       " s:i, s:f, s:{s:f, s:f, s:f, s:f, s:f, s:f}}",
+					       "task", json_string_value(json_object_get(t, "name")) ?: "?", "category",
+					       category_of(json_string_value(json_object_get(t, "category"))), "kind",
+					       kind && !strcmp(kind, "native") ? "native" : "kernelbench", "baseline_kind", "?",
+					       "trajectory", k, "run", "status", "not run", "correct", 0, "speedup",
+					       "speedup_lo", "speedup_hi", "best_attempt", "roof", "attempts", 0, "failed",
+					       "tokens", 0, "cost", 0.0, "seconds", "llm", 0.0, "verify", 0.0, "timing", 0.0,
+					       "profile", 0.0, "lock_wait", 0.0, "total", 0.0));
+		}
+	return out;
+}

@@ -155,41 +155,6 @@ static void label_columns(json_t *cols)
 	}
 }
 
-/* A suite's outcomes as `pragma bench` counts them: every task of its
- * configuration in every trajectory, from the task's last run in that
- * trajectory, else "not run" (it still counts against Success). */
-static void suite_outcomes(json_t *suite, json_t *outcomes, json_t *by_outcome)
-{
-	json_t *cfg = json_object_get(suite, "config"), *runs = json_object_get(suite, "runs"), *t, *r;
-	int repeat = (int)json_integer_value(json_object_get(cfg, "repeat"));
-	size_t i, j;
-
-	for (int k = 0; k < (repeat < 1 ? 1 : repeat); k++)
-		json_array_foreach(json_object_get(cfg, "tasks"), i, t) {
-			json_t *found = NULL;
-			json_array_foreach(runs, j, r)
-				if (!strcmp(report_str(r, "task_path") ? report_str(r, "task_path") : "",
-					    report_str(t, "path") ? report_str(t, "path") : "") &&
-				    json_integer_value(json_object_get(json_object_get(r, "config"), "trajectory")) == k)
-					found = r;
-			if (found) {
-				json_array_append_new(outcomes, pragma_bench_outcome(found));
-				json_array_append(by_outcome, found);
-				continue;
-			}
-			json_array_append_new(
-				outcomes,
-				json_pack("{s:s, s:s, s:s, s:s, s:i, s:n, s:s, s:b, s:n, s:n, s:n, s:n, s:n, s:i, s:{}, s:i, s:f}",
-					  "task", report_str(t, "name") ? report_str(t, "name") : "?", "category",
-					  report_str(t, "category") ? report_str(t, "category") : "others", "kind",
-					  report_str(t, "kind") && !strcmp(report_str(t, "kind"), "native") ? "native" : "kernelbench",
-					  "baseline_kind", "?", "trajectory", k, "run", "status", "not run", "correct", 0, "speedup",
-					  "speedup_lo", "speedup_hi", "best_attempt", "roof", "attempts", 0, "failed", "tokens", 0,
-					  "cost", 0.0));
-			json_array_append_new(by_outcome, json_null());
-		}
-}
-
 /* Single runs of different tasks with the same mode and model make one
  * series (a trial of several tasks run one by one); a task seen again
  * starts another series, so runs of one task are compared side by side.
@@ -252,7 +217,9 @@ json_t *pragma_report_model(json_t *sources, struct pragma_err *err)
 		struct pragma_buf ids = PRAGMA_BUF_INIT;
 
 		if (is_suite && json_is_array(json_object_get(json_object_get(src, "config"), "tasks"))) {
-			suite_outcomes(src, outcomes, by_outcome);
+			json_t *so = pragma_bench_suite_outcomes(src, by_outcome);
+			json_array_extend(outcomes, so);
+			json_decref(so);
 		} else {
 			json_array_foreach(runs, j, r) {
 				json_array_append_new(outcomes, pragma_bench_outcome(r));
