@@ -39,8 +39,10 @@ json_t *pragma_store_runs(struct pragma_store *s, const char *suite_id, int limi
  * status, message, code, flags, tunables, compile_log, time_ms, time_stats,
  * speedup, speedup_spread, metrics, diagnosis, conductor, coder_reply,
  * is_best, stage, durations ({"llm", "verify", "timing", "profile",
- * "lock_wait"} seconds spent by the attempt). Candidate 0 is the attempt's
- * own row; with --candidates K, rows 1..K are the round's candidates. */
+ * "lock_wait"} seconds spent by the attempt), round (with --candidates K:
+ * [{"version", "idea", "status", "message", "speedup", "chosen"}]).
+ * Candidate 0 is the attempt's own row (the round's chosen version); with
+ * --candidates K, rows 1..K are the round's versions. */
 int pragma_store_attempt_put(struct pragma_store *s, const char *run_id, int n, int candidate, json_t *fields,
 			     struct pragma_err *err);
 

@@ -1,6 +1,7 @@
 /* Prompt templates (the .md files under prompts/): {{name}} is replaced by the variable's
  * text; {{#name}} ... {{/name}} keeps its body only when the variable is set
- * and not empty. Unknown variables render empty. */
+ * and not empty (or true); {{^name}} ... {{/name}} only when it is not.
+ * Unknown variables render empty. */
 #ifndef PRAGMA_TEMPLATE_H
 #define PRAGMA_TEMPLATE_H
 

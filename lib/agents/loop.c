@@ -83,6 +83,9 @@ struct loop {
 	int stop;
 	/* Seconds the attempt in flight spent per stage (lock waits apart). */
 	double dur[5];
+	/* --candidates K: this round's versions [{"version","idea","status",
+	 * "message","speedup"}] (empty with one candidate). */
+	json_t *round;
 	char stop_reason[2100];
 };
 
@@ -211,6 +214,31 @@ static json_t *run_vars(struct loop *L, int n)
 }
 
 /* Verdict text for the Conductor or the Coder: status, message, timing. */
+static void round_text(struct loop *L, struct pragma_buf *out)
+{
+	size_t i;
+	json_t *v;
+
+	if (json_array_size(L->round) < 2)
+		return;
+	pragma_buf_addf(out, "\nThis round's %zu versions (each verified and timed against the baseline; the fastest "
+			     "correct one goes forward):", json_array_size(L->round));
+	json_array_foreach(L->round, i, v) {
+		json_t *sp = json_object_get(v, "speedup");
+		pragma_buf_addf(out, "\n- version %lld", (long long)json_integer_value(json_object_get(v, "version")));
+		const char *idea = json_string_value(json_object_get(v, "idea"));
+		if (idea && *idea)
+			pragma_buf_addf(out, " (%.160s)", idea);
+		pragma_buf_addf(out, ": %s", json_string_value(json_object_get(v, "status")));
+		if (json_is_number(sp))
+			pragma_buf_addf(out, ", %.2fx", json_number_value(sp));
+		else
+			pragma_buf_addf(out, " — %.200s", json_string_value(json_object_get(v, "message")) ?: "");
+		if (json_is_true(json_object_get(v, "chosen")))
+			pragma_buf_adds(out, " ← chosen");
+	}
+}
+
 static void verdict_text(struct loop *L, const struct agents_eval *ev, struct pragma_buf *out)
 {
 	if (!strcmp(ev->status, "ok")) {
@@ -245,6 +273,7 @@ static void verdict_text(struct loop *L, const struct agents_eval *ev, struct pr
 					ev->compile_log.data);
 		}
 	}
+	round_text(L, out);
 }
 
 /* Likely causes per rejection category: what a reviewer would say first. */
@@ -444,6 +473,26 @@ static int coder_prompt(struct loop *L, int n, struct pragma_buf *user, struct p
 		ret = render(L->mode == PRAGMA_MODE_SINGLE ? "single_refine.md" : "coder_refine.md", vars, user, err);
 		pragma_buf_release(&note);
 	}
+	if (ret == 0 && L->R.o->candidates > 1) {
+		/* K versions per round; how far the best is from its roof says how
+		 * different they should be. */
+		struct pragma_buf more = PRAGMA_BUF_INIT;
+		json_t *rf = L->have_best ? json_object_get(json_object_get(L->best.metrics, "roof.pct_roof"), "value") : NULL;
+		json_object_set_new(vars, "candidates", json_integer(L->R.o->candidates));
+		if (json_is_number(rf)) {
+			char t[160];
+			snprintf(t, sizeof(t), "%.0f%%", json_number_value(rf));
+			json_object_set_new(vars, "roof_pct", json_string(t));
+			if (json_number_value(rf) < 50)
+				json_object_set_new(vars, "far_from_roof", json_true());
+		}
+		if (!L->have_best || json_is_true(json_object_get(vars, "far_from_roof")) || L->since_best >= 2)
+			json_object_set_new(vars, "different_algorithms", json_true());
+		ret = render("coder_candidates.md", vars, &more, err);
+		if (ret == 0)
+			pragma_buf_addf(user, "\n\n%s", more.data);
+		pragma_buf_release(&more);
+	}
 	json_decref(vars);
 	return ret;
 }
@@ -452,6 +501,192 @@ static void attempt_dir(struct loop *L, int n, struct pragma_buf *out)
 {
 	pragma_buf_reset(out);
 	pragma_buf_addf(out, "%s/attempt-%02d", L->R.out_dir.data, n);
+}
+
+#define MAX_VERSIONS 8
+
+/* --candidates K: the Coder's reply holds up to K versions, each a fenced
+ * block (with the prose before it, where its "Version i: idea" line is).
+ * Splits the reply into one piece per block that defines pk_forward;
+ * returns how many. */
+static int split_versions(const char *text, size_t len, struct pragma_buf *out, int max)
+{
+	size_t seg = 0, i = 0;
+	int n = 0, in_fence = 0;
+	size_t open_at = 0;
+
+	while (i < len && n < max) {
+		size_t eol = i;
+		while (eol < len && text[eol] != '\n')
+			eol++;
+		size_t k = i;
+		while (k < eol && (text[k] == ' ' || text[k] == '\t'))
+			k++;
+		int fence = eol - k >= 3 && (!strncmp(text + k, "```", 3) || !strncmp(text + k, "~~~", 3));
+		if (fence && !in_fence) {
+			in_fence = 1;
+			open_at = i;
+		} else if (fence && in_fence && eol == k + 3 + strspn(text + k + 3, "`~")) {
+			/* A closing fence: the line is only the fence. */
+			in_fence = 0;
+			size_t end = eol < len ? eol + 1 : eol;
+			if (memmem(text + open_at, end - open_at, "pk_forward", 10)) {
+				pragma_buf_reset(&out[n]);
+				pragma_buf_add(&out[n], text + seg, end - seg);
+				n++;
+				seg = end;
+			}
+		}
+		i = eol < len ? eol + 1 : eol;
+	}
+	return n;
+}
+
+/* The one-line idea a version announces ("Version 2: im2col + GEMM"). */
+static void version_idea(const char *piece, char *out, size_t len)
+{
+	const char *p = piece, *fence = strstr(piece, "```");
+	const char *best = NULL;
+
+	out[0] = '\0';
+	while (p && (!fence || p < fence)) {
+		const char *q = p;
+		while (*q == ' ' || *q == '#' || *q == '*' || *q == '-')
+			q++;
+		if (!strncasecmp(q, "version", 7))
+			best = q;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	if (!best)
+		return;
+	size_t n = strcspn(best, "\n");
+	snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), best);
+	/* Markdown emphasis around it is noise. */
+	for (char *c = out; *c; c++)
+		if (*c == '*')
+			*c = ' ';
+}
+
+/* Compile, verify and time one version of the code; fields is the store
+ * row (n, cand) and gets what the Verifier said. */
+static int evaluate_code(struct loop *L, int n, int cand, const struct pragma_code_reply *code, const char *dir,
+			 struct agents_eval *ev, json_t *fields, struct pragma_err *err)
+{
+	struct agents_run *R = &L->R;
+	struct pragma_buf src = PRAGMA_BUF_INIT;
+	struct pragma_err perr = PRAGMA_ERR_INIT;
+	int ret = -1;
+
+	pragma_buf_addf(&src, "%s/kernel%s", dir, pragma_backend_ext((enum pragma_backend)R->o->backend));
+	if (pragma_mkdir_p(dir, 0755, err) < 0 || pragma_write_file_atomic(src.data, code->code.data, code->code.len, err) < 0)
+		goto out;
+	json_t *flags = json_array();
+	for (int i = 0; i < code->n_flags; i++)
+		json_array_append_new(flags, json_string(code->flags[i]));
+	json_t *tunes = json_object();
+	for (int i = 0; i < code->n_tunables; i++) {
+		json_t *vals = json_array();
+		for (int k = 0; k < code->tunables[i].n_values; k++)
+			json_array_append_new(vals, json_string(code->tunables[i].values[k]));
+		json_object_set_new(tunes, code->tunables[i].name, vals);
+	}
+	json_decref(ev->flags);
+	json_decref(ev->tune);
+	ev->flags = flags;
+	ev->tune = tunes;
+	json_object_set_new(fields, "code", json_string(code->code.data));
+	json_object_set_new(fields, "flags", json_incref(flags));
+	json_object_set_new(fields, "stage", json_string("verifying"));
+	pragma_store_attempt_put(R->store, R->run_id, n, cand, fields, &perr);
+	progress(L, n, "verifying", NULL);
+	if (STAGE(L, D_VERIFY, agents_evaluate(R, src.data, flags, ev, err)) < 0)
+		goto out;
+	ret = 0;
+out:
+	pragma_buf_release(&src);
+	return ret;
+}
+
+/* A round of K versions: each parsed, verified and timed against the
+ * baseline (its own row (n, 1..K)); the fastest correct one becomes the
+ * attempt's code and evaluation. */
+static int evaluate_round(struct loop *L, int n, struct pragma_buf *versions, int n_versions, const char *dir,
+			  struct pragma_code_reply *code, struct agents_eval *ev, json_t *fields, struct pragma_err *err)
+{
+	struct agents_run *R = &L->R;
+	struct pragma_buf vdir = PRAGMA_BUF_INIT;
+	int win = -1;
+	double win_speedup = 0;
+
+	for (int i = 0; i < n_versions; i++) {
+		struct pragma_code_reply c = PRAGMA_CODE_REPLY_INIT;
+		struct pragma_err perr = PRAGMA_ERR_INIT;
+		struct agents_eval e;
+		json_t *f = json_object();
+		char idea[200];
+
+		agents_eval_init(&e);
+		version_idea(versions[i].data, idea, sizeof(idea));
+		if (pragma_reply_parse_code(versions[i].data, versions[i].len, 0, &c, &perr) < 0 || !c.defines_forward) {
+			snprintf(e.status, sizeof(e.status), "no_code");
+			snprintf(e.message, sizeof(e.message), "%s", perr.msg[0] ? perr.msg : "the block does not define pk_forward");
+		} else {
+			pragma_buf_reset(&vdir);
+			pragma_buf_addf(&vdir, "%s/version-%d", dir, i + 1);
+			if (evaluate_code(L, n, i + 1, &c, vdir.data, &e, f, err) < 0) {
+				agents_eval_release(&e);
+				pragma_code_reply_release(&c);
+				json_decref(f);
+				pragma_buf_release(&vdir);
+				return -1;
+			}
+		}
+		int ok = !strcmp(e.status, "ok");
+		json_object_set_new(f, "status", json_string(e.status));
+		json_object_set_new(f, "message", json_string(e.message));
+		json_object_set_new(f, "stage", json_string("done"));
+		if (ok) {
+			json_object_set_new(f, "time_ms", json_real(e.time.median));
+			json_object_set_new(f, "time_stats", pragma_stats_json(&e.time));
+			json_object_set_new(f, "speedup", json_real(e.speedup));
+		}
+		pragma_store_attempt_put(R->store, R->run_id, n, i + 1, f, &perr);
+		json_decref(f);
+		json_array_append_new(L->round, json_pack("{s:i, s:s, s:s, s:s, s:o, s:b}", "version", i + 1, "idea", idea,
+							  "status", e.status, "message", e.message, "speedup",
+							  ok ? json_real(e.speedup) : json_null(), "chosen", 0));
+		/* The fastest correct version, each against the baseline in its own
+		 * interleaved rounds (the ratio cancels drift between versions). */
+		if ((ok && (win < 0 || e.speedup > win_speedup)) || (i == 0 && !ok)) {
+			if (ok) {
+				win = i;
+				win_speedup = e.speedup;
+			}
+			agents_eval_release(ev);
+			*ev = e;
+			pragma_code_reply_release(code);
+			*code = c;
+		} else {
+			agents_eval_release(&e);
+			pragma_code_reply_release(&c);
+		}
+	}
+	pragma_buf_release(&vdir);
+	if (win >= 0) {
+		json_object_set_new(json_array_get(L->round, (size_t)win), "chosen", json_true());
+		json_object_set_new(fields, "code", json_string(code->code.data));
+		json_object_set_new(fields, "flags", json_incref(ev->flags ? ev->flags : json_array()));
+		char m[sizeof(ev->message)];
+		snprintf(m, sizeof(m), "version %d of %d (the fastest correct one of this round)", win + 1, n_versions);
+		if (!ev->message[0])
+			snprintf(ev->message, sizeof(ev->message), "%s", m);
+	} else if (code->code.len) {
+		json_object_set_new(fields, "code", json_string(code->code.data));
+	}
+	json_object_set_new(fields, "round", json_incref(L->round));
+	return 0;
 }
 
 /* Run one attempt. Returns -1 only when pragma itself cannot go on. */
@@ -464,11 +699,16 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 	struct pragma_err perr = PRAGMA_ERR_INIT;
 	struct agents_eval ev;
 	json_t *fields = json_object(), *vars = run_vars(L, n);
-	int ret = -1, rc, became_best = 0;
+	struct pragma_buf versions[MAX_VERSIONS];
+	int ret = -1, rc, became_best = 0, n_versions = 0;
 	char line[512];
 
 	agents_eval_init(&ev);
+	for (int i = 0; i < MAX_VERSIONS; i++)
+		pragma_buf_init(&versions[i]);
 	memset(L->dur, 0, sizeof(L->dur));
+	json_decref(L->round);
+	L->round = json_array();
 	if (!vars) {
 		pragma_err_set(err, PRAGMA_E_INPUT, "cannot build the prompt: the task's text is not UTF-8");
 		goto out;
@@ -500,35 +740,23 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		pragma_err_clear(err);
 	} else {
 		json_object_set_new(fields, "coder_reply", json_string(rep.text.data));
-		if (pragma_reply_parse_code(rep.text.data, rep.text.len, rep.truncated, &code, &perr) < 0 ||
+		if (R->o->candidates > 1)
+			n_versions = split_versions(rep.text.data, rep.text.len, versions,
+						    R->o->candidates < MAX_VERSIONS ? R->o->candidates : MAX_VERSIONS);
+		if (n_versions > 1) {
+			/* parsed one by one in evaluate_round() */
+		} else if (pragma_reply_parse_code(rep.text.data, rep.text.len, rep.truncated, &code, &perr) < 0 ||
 		    !code.defines_forward) {
 			snprintf(ev.status, sizeof(ev.status), "no_code");
 			snprintf(ev.message, sizeof(ev.message), "%s", code.truncated ? "the code block was cut off by the token limit" :
 				 perr.msg[0] ? perr.msg : "the reply's code does not define pk_forward");
 		}
 	}
-	if (!ev.status[0]) {
-		pragma_buf_addf(&src, "%s/kernel%s", dir.data, pragma_backend_ext((enum pragma_backend)R->o->backend));
-		if (pragma_write_file_atomic(src.data, code.code.data, code.code.len, err) < 0)
+	if (!ev.status[0] && n_versions > 1) {
+		if (evaluate_round(L, n, versions, n_versions, dir.data, &code, &ev, fields, err) < 0)
 			goto out;
-		json_t *flags = json_array();
-		for (int i = 0; i < code.n_flags; i++)
-			json_array_append_new(flags, json_string(code.flags[i]));
-		json_t *tunes = json_object();
-		for (int i = 0; i < code.n_tunables; i++) {
-			json_t *vals = json_array();
-			for (int k = 0; k < code.tunables[i].n_values; k++)
-				json_array_append_new(vals, json_string(code.tunables[i].values[k]));
-			json_object_set_new(tunes, code.tunables[i].name, vals);
-		}
-		ev.flags = flags;
-		ev.tune = tunes;
-		json_object_set_new(fields, "code", json_string(code.code.data));
-		json_object_set_new(fields, "flags", json_incref(flags));
-		json_object_set_new(fields, "stage", json_string("verifying"));
-		pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, &perr);
-		progress(L, n, "verifying", NULL);
-		if (STAGE(L, D_VERIFY, agents_evaluate(R, src.data, flags, &ev, err)) < 0)
+	} else if (!ev.status[0]) {
+		if (evaluate_code(L, n, 0, &code, dir.data, &ev, fields, err) < 0)
 			goto out;
 	}
 
@@ -642,6 +870,8 @@ out:
 	pragma_buf_release(&user);
 	pragma_buf_release(&dir);
 	pragma_buf_release(&src);
+	for (int i = 0; i < MAX_VERSIONS; i++)
+		pragma_buf_release(&versions[i]);
 	return ret;
 }
 
@@ -948,6 +1178,7 @@ out:
 	free(L.last_code);
 	json_decref(L.history);
 	json_decref(L.extra_metrics);
+	json_decref(L.round);
 	pragma_buf_release(&L.instructions);
 	pragma_buf_release(&L.feedback);
 	pragma_buf_release(&L.R.out_dir);

@@ -26,8 +26,15 @@ static void var_text(json_t *vars, const char *name, size_t len, struct pragma_b
 static int var_set(json_t *vars, const char *name, size_t len)
 {
 	struct pragma_buf b = PRAGMA_BUF_INIT;
+	char key[128];
 	int set;
 
+	if (len < sizeof(key)) {
+		memcpy(key, name, len);
+		key[len] = '\0';
+		if (json_is_boolean(json_object_get(vars, key)))
+			return json_is_true(json_object_get(vars, key));
+	}
 	var_text(vars, name, len, &b);
 	set = b.len > 0;
 	pragma_buf_release(&b);
@@ -51,7 +58,7 @@ static int render(const char *p, const char *end, json_t *vars, struct pragma_bu
 			return pragma_err_set(err, PRAGMA_E_INPUT, "template: unclosed '{{'");
 		const char *name = open + 2;
 		size_t len = (size_t)(close - name);
-		if (*name == '#') {
+		if (*name == '#' || *name == '^') {
 			char endtag[140];
 			snprintf(endtag, sizeof(endtag), "{{/%.*s}}", (int)(len - 1), name + 1);
 			const char *body = close + 2, *stop = strstr(body, endtag);
@@ -60,7 +67,7 @@ static int render(const char *p, const char *end, json_t *vars, struct pragma_bu
 			/* A section's own line breaks go with it. */
 			if (*body == '\n')
 				body++;
-			if (var_set(vars, name + 1, len - 1) && render(body, stop, vars, out, err, depth + 1) < 0)
+			if (var_set(vars, name + 1, len - 1) == (*name == '#') && render(body, stop, vars, out, err, depth + 1) < 0)
 				return -1;
 			p = stop + strlen(endtag);
 			if (*p == '\n')

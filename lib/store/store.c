@@ -37,7 +37,7 @@ static const struct col attempt_cols[] = {
 	{ "tunables", C_JSON }, { "compile_log", C_TEXT }, { "time_ms", C_REAL }, { "time_stats", C_JSON },
 	{ "speedup", C_REAL }, { "speedup_spread", C_JSON }, { "metrics", C_JSON }, { "diagnosis", C_JSON },
 	{ "conductor", C_JSON }, { "coder_reply", C_TEXT }, { "is_best", C_INT }, { "durations", C_JSON },
-	{ NULL, 0 },
+	{ "round", C_JSON }, { NULL, 0 },
 };
 
 static const struct col suite_cols[] = {
@@ -127,6 +127,7 @@ int pragma_store_open(struct pragma_store **out, const char *path, struct pragma
 	/* Columns added after schema 1: added to older files in place (an
 	 * error here only means the column is there already). */
 	sqlite3_exec(s->db, "ALTER TABLE attempts ADD COLUMN durations TEXT", NULL, NULL, NULL);
+	sqlite3_exec(s->db, "ALTER TABLE attempts ADD COLUMN round TEXT", NULL, NULL, NULL);
 	*out = s;
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "pragma/reply.h"
+#include "pragma/template.h"
 
 #define KERNEL                                                                                      \
 	"#include \"pragma/kernel.h\"\n"                                                            \
@@ -264,10 +265,44 @@ static void test_conductor(void **state)
 	pragma_conductor_reply_release(&c);
 }
 
+/* Prompt templates: sections, inverted sections, booleans; the
+ * --candidates prompt in both of its shapes. */
+static void test_template_sections(void **state)
+{
+	(void)state;
+	struct pragma_buf out = PRAGMA_BUF_INIT;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	const char *t = "a{{#x}}X{{/x}}{{^x}}Y{{/x}}b";
+	json_t *cases[] = { json_pack("{s:b}", "x", 1), json_pack("{s:b}", "x", 0), json_object(),
+			    json_pack("{s:s}", "x", ""), json_pack("{s:s}", "x", "s") };
+	const char *want[] = { "aXb", "aYb", "aYb", "aYb", "aXb" };
+
+	for (int i = 0; i < 5; i++) {
+		pragma_buf_reset(&out);
+		assert_int_equal(pragma_template_render(t, cases[i], &out, &err), 0);
+		assert_string_equal(out.data, want[i]);
+		json_decref(cases[i]);
+	}
+	json_t *v = json_pack("{s:i, s:b, s:s}", "candidates", 3, "different_algorithms", 1, "roof_pct", "12%");
+	pragma_buf_reset(&out);
+	assert_int_equal(pragma_template_render_file("coder_candidates.md", v, &out, &err), 0);
+	assert_non_null(strstr(out.data, "Write 3 versions"));
+	assert_non_null(strstr(out.data, "reaches only 12% of its roofline"));
+	assert_null(strstr(out.data, "near its roofline"));
+	assert_null(strstr(out.data, "{{"));
+	json_object_set_new(v, "different_algorithms", json_false());
+	pragma_buf_reset(&out);
+	assert_int_equal(pragma_template_render_file("coder_candidates.md", v, &out, &err), 0);
+	assert_non_null(strstr(out.data, "near its roofline (12%)"));
+	assert_null(strstr(out.data, "different approaches"));
+	json_decref(v);
+	pragma_buf_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_single_block), cmocka_unit_test(test_variants),
+		cmocka_unit_test(test_single_block), cmocka_unit_test(test_variants), cmocka_unit_test(test_template_sections),
 		cmocka_unit_test(test_several_blocks), cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_directives), cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_conductor),

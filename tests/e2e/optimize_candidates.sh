@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# --candidates K: the Coder writes K versions per round; each is verified
+# and timed, the fastest correct one goes forward, the Conductor sees the
+# whole round, and every version is in the store.
+. "$(dirname "$0")/lib.bash"
+S=$PRAGMA_TEST_DATA/fixtures/session
+TASK=$PRAGMA_TEST_DATA/fixtures/kb/small_relu.py
+W=$(mktemp -d /tmp/pragma-cand-XXXXXX)
+$PY - "$S" "$W/script.json" <<'PYEOF'
+import json, os, sys
+here, out = sys.argv[1], sys.argv[2]
+def src(f):
+    return open(os.path.join(here, f)).read()
+def round_(items):
+    return "".join("Version %d: %s\n\n```c\n%s```\n\n" % (i + 1, idea, src(f)) for i, (idea, f) in enumerate(items))
+coder = [round_([("a transposed walk (wrong)", "k2_wrong.c"), ("the plain loop, 60 times over", "k3_slow.c"),
+                 ("an OpenMP loop", "k4_fast.c")]),
+         round_([("the slow loop again", "k3_slow.c"), ("broken C", "k1_compile_error.c"), ("a wrong one", "k2_wrong.c")])]
+conductor = ["**Verdict:** improvement\n\n**Bottleneck:** memory.\n\n**Actions:**\n1. keep the OpenMP loop.\n"] * 2
+json.dump({"model": "fake-model", "replies": {"coder": coder, "conductor": conductor}}, open(out, "w"))
+PYEOF
+start_fake_llm "$W/script.json"
+
+expect_exit 0 "optimize --candidates 3" -- \
+	$PRAGMA optimize "$TASK" --set N=65536 --llm openai:fake-model --mode n-pragma --attempts 2 --candidates 3 \
+	--db "$W/p.db" --json
+jcheck "two attempts, both ok (a correct version in each round)" "[a['status'] for a in j['attempts']] == ['ok', 'ok']"
+jcheck "the best is attempt 1 (its fastest version)" "j['best']['attempt'] == 1"
+BEST=$($PY -c "import json; print(json.load(open('/tmp/e2e.out.$$'))['best']['path'])")
+if grep -q "omp parallel for" "$BEST"; then ok "best.c is the OpenMP version"; else bad "best.c is not the fast version"; fi
+RUN=$($PY -c "import json; print(json.load(open('/tmp/e2e.out.$$'))['run'])")
+
+$PY - "$W/p.db" "$RUN" <<'PYEOF' && ok "every version stored; the round's table on the attempt" || bad "versions not stored as expected"
+import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+rows = {(n, k): (st, msg, rnd) for n, k, st, msg, rnd in
+        c.execute("select n, candidate, status, message, round from attempts where run_id = ?", (sys.argv[2],))}
+assert [rows[(1, k)][0] for k in (1, 2, 3)] == ["wrong_output", "ok", "ok"], rows
+assert [rows[(2, k)][0] for k in (1, 2, 3)] == ["ok", "compile_error", "wrong_output"], rows
+assert "version 3 of 3" in rows[(1, 0)][1], rows[(1, 0)]
+rnd = json.loads(rows[(1, 0)][2])
+assert [v["chosen"] for v in rnd] == [False, False, True], rnd
+assert rnd[2]["idea"].startswith("Version 3: an OpenMP loop"), rnd
+assert rnd[2]["speedup"] > rnd[1]["speedup"], rnd
+PYEOF
+
+$PY - "$FAKE_LOG" <<'PYEOF' && ok "the Coder is asked for 3 versions; the Conductor sees the whole round" || bad "prompts lack the round"
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+def text(r):
+    return "\n".join(m["content"] for m in r["body"]["messages"])
+coder = [text(r) for r in reqs if r["headers"].get("x-pragma-agent") == "coder"]
+cond = [text(r) for r in reqs if r["headers"].get("x-pragma-agent") == "conductor"]
+assert all("Write 3 versions" in t for t in coder), "no K-versions request"
+assert "different approaches" in coder[0], "the first round should ask for different algorithms"
+t = cond[0]
+assert "This round's 3 versions" in t, "no round table"
+assert "version 1 (Version 1: a transposed walk (wrong)): wrong_output" in t, t[t.find("This round"):][:600]
+assert "← chosen" in t
+PYEOF
+kill $FAKE_PID 2>/dev/null
+rm -rf "$W"
+finish
