@@ -995,6 +995,8 @@ static int restore(struct loop *L, struct pragma_err *err)
 		int n = (int)json_integer_value(json_object_get(a, "n"));
 		const char *stage = json_string_value(json_object_get(a, "stage"));
 		const char *status = json_string_value(json_object_get(a, "status"));
+		if (json_integer_value(json_object_get(a, "candidate")) != 0)
+			continue; /* a version of a --candidates round: its attempt's row speaks for it */
 		if (!stage || strcmp(stage, "done"))
 			continue; /* the attempt in flight when the run died: redone */
 		next = n + 1;
