@@ -306,23 +306,23 @@ static void fmt_secs(char *b, size_t n, double s)
 
 static json_t *time_totals(json_t *outcomes)
 {
-	static const char *const k[] = { "llm", "verify", "timing", "profile", "lock_wait", "total" };
-	double t[6] = { 0 };
+	static const char *const k[] = { "llm", "compile", "verify", "timing", "profile", "lock_wait", "total" };
+	double t[7] = { 0 };
 	size_t i;
 	json_t *o;
 
 	json_array_foreach(outcomes, i, o)
-		for (int j = 0; j < 6; j++)
+		for (int j = 0; j < 7; j++)
 			t[j] += json_number_value(json_object_get(json_object_get(o, "seconds"), k[j]));
-	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", k[0], t[0], k[1], t[1], k[2], t[2], k[3], t[3], k[4], t[4],
-			 k[5], t[5]);
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", k[0], t[0], k[1], t[1], k[2], t[2], k[3], t[3], k[4], t[4],
+			 k[5], t[5], k[6], t[6]);
 }
 
 static void print_suite(json_t *suite, json_t *outcomes, json_t *metrics)
 {
 	json_t *cfg = json_object_get(suite, "config"), *o, *tt = time_totals(outcomes);
 	size_t i;
-	char a[32], b[32], c[32], d[32], e[32], w[32];
+	char a[32], b[32], c[32], d[32], e[32], w[32], cc[32];
 
 	printf("suite run: %s (%s mode, %s, %lld attempts per task%s) — %s\n",
 	       json_string_value(json_object_get(suite, "id")), json_string_value(json_object_get(suite, "mode")),
@@ -366,14 +366,15 @@ static void print_suite(json_t *suite, json_t *outcomes, json_t *metrics)
 	const char *label = json_string_value(json_object_get(suite, "mode"));
 	print_table(&metrics, &label, 1);
 	fmt_secs(a, sizeof(a), json_number_value(json_object_get(tt, "llm")));
+	fmt_secs(cc, sizeof(cc), json_number_value(json_object_get(tt, "compile")));
 	fmt_secs(b, sizeof(b), json_number_value(json_object_get(tt, "verify")));
 	fmt_secs(c, sizeof(c), json_number_value(json_object_get(tt, "timing")));
 	fmt_secs(d, sizeof(d), json_number_value(json_object_get(tt, "profile")));
 	fmt_secs(e, sizeof(e), json_number_value(json_object_get(tt, "lock_wait")));
 	fmt_secs(w, sizeof(w), json_number_value(json_object_get(json_object_get(suite, "timing"), "wall")));
-	printf("\ntime (summed over tasks): waiting for the model %s; compiling, verifying and first timing %s;\n"
+	printf("\ntime (summed over tasks): waiting for the model %s; compiling %s; verifying and first timing %s;\n"
 	       "head-to-head and final timing %s; profiling %s; waiting for the measurement lock %s.\n"
-	       "The suite's wall time: %s.\n", a, b, c, d, e, w);
+	       "The suite's wall time: %s.\n", a, cc, b, c, d, e, w);
 	json_t *chg = json_object_get(json_object_get(suite, "summary"), "baseline_config_changed");
 	if (json_array_size(chg)) {
 		char *s = json_dumps(chg, JSON_COMPACT);

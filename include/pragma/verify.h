@@ -115,6 +115,7 @@ struct pragma_verdict {
 	int compile_jailed;
 	/* correctness */
 	double max_abs_err, max_rel_err;
+	double compile_ms;           /* building the kernel (a cached build: ~0) */
 	/* resources of the verification run */
 	double wall_ms, user_s, sys_s;
 	long maxrss_kb;

@@ -82,14 +82,14 @@ struct loop {
 	int since_best;
 	int stop;
 	/* Seconds the attempt in flight spent per stage (lock waits apart). */
-	double dur[5];
+	double dur[6];
 	/* --candidates K: this round's versions [{"version","idea","status",
 	 * "message","speedup"}] (empty with one candidate). */
 	json_t *round;
 	char stop_reason[2100];
 };
 
-enum { D_LLM, D_VERIFY, D_TIMING, D_PROFILE, D_LOCK };
+enum { D_LLM, D_VERIFY, D_TIMING, D_PROFILE, D_LOCK, D_COMPILE };
 
 static double mono_s(void)
 {
@@ -603,6 +603,10 @@ static int evaluate_code(struct loop *L, int n, int cand, const struct pragma_co
 	progress(L, n, "verifying", NULL);
 	if (STAGE(L, D_VERIFY, agents_evaluate(R, src.data, flags, ev, err)) < 0)
 		goto out;
+	/* The build, apart from checking and timing. */
+	double c = json_number_value(json_object_get(ev->verdict, "compile_ms")) / 1000;
+	L->dur[D_COMPILE] += c;
+	L->dur[D_VERIFY] -= c;
 	ret = 0;
 out:
 	pragma_buf_release(&src);
@@ -840,8 +844,9 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		L->since_best++;
 	}
 	json_object_set_new(fields, "durations",
-			    json_pack("{s:f, s:f, s:f, s:f, s:f}", "llm", L->dur[D_LLM], "verify", L->dur[D_VERIFY], "timing",
-				      L->dur[D_TIMING], "profile", L->dur[D_PROFILE], "lock_wait", L->dur[D_LOCK]));
+			    json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "llm", L->dur[D_LLM], "compile", L->dur[D_COMPILE],
+				      "verify", L->dur[D_VERIFY], "timing", L->dur[D_TIMING], "profile", L->dur[D_PROFILE],
+				      "lock_wait", L->dur[D_LOCK]));
 	json_object_set_new(fields, "stage", json_string("done"));
 	if (pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, err) < 0)
 		goto out;

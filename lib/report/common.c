@@ -256,12 +256,15 @@ void common_entry_line(json_t *model, json_t *entry, struct pragma_buf *out)
 		pragma_buf_addf(out, ", $%.4f", x);
 	json_t *sec = json_object_get(o, "seconds");
 	if (report_num(sec, "total", &x) && x > 0) {
-		double l = 0, ve = 0, ti = 0, pr = 0;
+		double l = 0, co = 0, ve = 0, ti = 0, pr = 0, lw = 0;
 		report_num(sec, "llm", &l);
+		report_num(sec, "compile", &co);
 		report_num(sec, "verify", &ve);
 		report_num(sec, "timing", &ti);
 		report_num(sec, "profile", &pr);
-		pragma_buf_addf(out, "; %.0f s (model %.0f, verify %.0f, timing %.0f, profile %.0f)", x, l, ve, ti, pr);
+		report_num(sec, "lock_wait", &lw);
+		pragma_buf_addf(out, "; %.0f s (model %.0f, compile %.0f, verify %.0f, timing %.0f, profile %.0f, lock wait %.0f)",
+				x, l, co, ve, ti, pr, lw);
 	}
 }
 

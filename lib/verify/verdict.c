@@ -161,6 +161,7 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 	if (v->status == PRAGMA_V_OK || v->max_abs_err > 0)
 		json_object_set_new(o, "error", json_pack("{s:o, s:o}", "max_abs", num(v->max_abs_err), "max_rel",
 							 num(v->max_rel_err)));
+	json_object_set_new(o, "compile_ms", json_real(v->compile_ms));
 	if (v->wall_ms > 0)
 		json_object_set_new(o, "resources",
 				    json_pack("{s:f, s:f, s:f, s:i}", "wall_ms", v->wall_ms, "user_s", v->user_s, "sys_s",

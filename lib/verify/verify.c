@@ -429,10 +429,13 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	v->compile_jailed = bo.confine && pragma_landlock_abi(NULL, 0) > 0;
 	if (cuda)
 		snprintf(v->compiler, sizeof(v->compiler), "%s", pragma_cuda_compiler_version());
-	if (cuda ? pragma_cuda_build_cached(kernel_path,
+	double t_build = mono_ms();
+	int built = cuda ? pragma_cuda_build_cached(kernel_path,
 					    &(struct pragma_cuda_build_opts){ .flags = bo.flags, .confine = bo.confine }, &so,
-					    &v->compile_log, &e2) < 0
-		 : pragma_build_cached_log(kernel_path, &bo, &so, &v->compile_log, &e2) < 0) {
+					    &v->compile_log, &e2)
+		 : pragma_build_cached_log(kernel_path, &bo, &so, &v->compile_log, &e2);
+	v->compile_ms = mono_ms() - t_build;
+	if (built < 0) {
 		if (e2.kind != PRAGMA_E_NEGATIVE) {
 			*err = e2;
 			goto out;

@@ -90,7 +90,7 @@ for group, kind in (("pytorch", "kernelbench"), ("native", "native")):
             assert same(m["fast"][p], want["fast"][p]), (group, scope, p, m["fast"][p], want["fast"][p])
         assert same(m["mean"], want["mean"]) and same(m["geomean"], want["geomean"]), (group, scope)
 PYEOF
-jcheck "time spent per stage is reported" "j['time']['llm'] > 0 and j['time']['verify'] > 0 and j['time']['timing'] > 0 and j['timing']['wall'] > 0"
+jcheck "time spent per stage is reported" "j['time']['llm'] > 0 and j['time']['compile'] > 0 and j['time']['verify'] > 0 and j['time']['timing'] > 0 and j['timing']['wall'] > 0"
 jcheck "the baseline configuration held" "j['baseline_config_changed'] == []"
 
 # 4. The lock held: no two measurements overlapped, though tasks ran at once.
