@@ -58,6 +58,8 @@ static const char usage[] =
 	"  --compare A B   suite runs side by side (the paper's Table I), with whether each\n"
 	"                  difference is larger than the spread across trajectories\n"
 	"  --list          the suite runs in the store\n"
+	"  --set NAME=V    applied to every task that defines NAME (a constant of a KernelBench\n"
+	"                  file, a size of a native task); an error when no task does\n"
 	"  other flags     as for `pragma optimize` (passed to every task)\n";
 
 struct flags {
@@ -582,6 +584,38 @@ static json_t *find_run(struct pragma_store *s, const char *suite_id, const char
 	return found;
 }
 
+/* Does the task define NAME (a module-level constant of a KernelBench file,
+ * a size of a native task)? A suite's --set applies to the tasks that do. */
+static int task_defines(const char *path, const char *name)
+{
+	struct pragma_buf p = PRAGMA_BUF_INIT, text = PRAGMA_BUF_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	int found = 0;
+
+	if (is_dir(path)) {
+		pragma_buf_addf(&p, "%s/task.json", path);
+		json_t *t = json_load_file(p.data, 0, NULL);
+		found = json_object_get(json_object_get(t, "sizes"), name) != NULL;
+		json_decref(t);
+	} else if (pragma_read_file(path, &text, 1 << 22, &e) == 0) {
+		size_t n = strlen(name);
+		for (const char *l = text.data; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			if (strncmp(l, name, n))
+				continue;
+			const char *q = l + n;
+			while (*q == ' ' || *q == '\t')
+				q++;
+			if (*q == '=' && q[1] != '=') {
+				found = 1;
+				break;
+			}
+		}
+	}
+	pragma_buf_release(&p);
+	pragma_buf_release(&text);
+	return found;
+}
+
 static pid_t spawn(const char *self, json_t *suite, json_t *task, int traj, const char *resume_run, const char *db,
 		   const char *dir)
 {
@@ -618,6 +652,11 @@ static pid_t spawn(const char *self, json_t *suite, json_t *task, int traj, cons
 			argv[n++] = json_string_value(json_object_get(cfg, "backend"));
 		}
 		json_array_foreach(json_object_get(cfg, "overrides"), i, x) {
+			char nm[128];
+			const char *ov = json_string_value(x);
+			snprintf(nm, sizeof(nm), "%.*s", (int)strcspn(ov, "="), ov);
+			if (!task_defines(json_string_value(json_object_get(task, "path")), nm))
+				continue;
 			if (n > 88)
 				break;
 			argv[n++] = "--set";
@@ -882,6 +921,20 @@ int cmd_bench(int argc, char **argv)
 	if (!tasks) {
 		pragma_buf_release(&name);
 		return c.json ? cli_error_json(&err) : cli_error(&err);
+	}
+	for (int i = 0; i < c.n_sets; i++) {
+		char nm[128];
+		int any = 0;
+		size_t k;
+		json_t *t;
+		snprintf(nm, sizeof(nm), "%.*s", (int)strcspn(c.sets[i], "="), c.sets[i]);
+		json_array_foreach(tasks, k, t)
+			any |= task_defines(json_string_value(json_object_get(t, "path")), nm);
+		if (!any) {
+			json_decref(tasks);
+			pragma_buf_release(&name);
+			return cli_usage_error("--set %s: no task of the suite defines %s", c.sets[i], nm);
+		}
 	}
 	const char *spec = f.llm ? f.llm : getenv("PRAGMA_LLM");
 	json_t *ov = json_array();
