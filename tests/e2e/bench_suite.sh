@@ -121,6 +121,11 @@ jcheck "compare: one trajectory each is no evidence" \
 	"all(x['verdict'].startswith('one trajectory') for x in j['judgement'] if x['a_value'] is not None) and len(j['runs']) == 2"
 expect_exit 0 "report on the suite run" -- $PRAGMA report "$SUITE" --db "$DB" --format md
 if grep -q "18_softmax" /tmp/e2e.out.$$; then ok "the report covers the suite's tasks"; else bad "report lacks tasks"; fi
+expect_exit 0 "HTML report on the suite run" -- $PRAGMA report "$SUITE" --db "$DB" --format html -o "$W/report.html"
+n_svg=$(grep -o '<svg' "$W/report.html" | wc -l)
+if [ "$n_svg" -ge 10 ] && ! grep -qE '(src|href)="https?:' "$W/report.html"; then
+	ok "self-contained HTML with $n_svg SVG plots (Fig. 3 and one Fig. 4 per task)"
+else bad "HTML report: $n_svg SVG plots, or external references"; fi
 expect_exit 2 "bench with an unknown task" -- $PRAGMA bench no_such_task_xyz --db "$DB"
 expect_exit 2 "resume of an unknown suite run" -- $PRAGMA bench --resume s1999 --db "$DB"
 expect_exit 2 "a --set no task defines" -- $PRAGMA bench 13_relu --set NOPE=3 --db "$DB"
