@@ -359,11 +359,13 @@ static void print_suite(json_t *suite, json_t *outcomes, json_t *metrics)
 		char att[16] = "-";
 		if (json_is_integer(json_object_get(o, "best_attempt")))
 			snprintf(att, sizeof(att), "%lld", (long long)json_integer_value(json_object_get(o, "best_attempt")));
-		printf("  %-28.28s %-18s %-4lld %-12s %-22s %-8s %-9lld %s\n", json_string_value(json_object_get(o, "task")),
+		char tok[32];
+		snprintf(tok, sizeof(tok), "%s%lld", json_is_true(json_object_get(o, "tokens_estimated")) ? "~" : "",
+			 (long long)json_integer_value(json_object_get(o, "tokens")));
+		printf("  %-28.28s %-18s %-4lld %-12s %-22s %-8s %-9s %s\n", json_string_value(json_object_get(o, "task")),
 		       json_string_value(json_object_get(o, "category")),
 		       (long long)json_integer_value(json_object_get(o, "trajectory")) + 1,
-		       json_string_value(json_object_get(o, "baseline_kind")), sp, att,
-		       (long long)json_integer_value(json_object_get(o, "tokens")), fl);
+		       json_string_value(json_object_get(o, "baseline_kind")), sp, att, tok, fl);
 	}
 	const char *label = json_string_value(json_object_get(suite, "mode"));
 	print_table(&metrics, &label, 1);
@@ -383,7 +385,8 @@ static void print_suite(json_t *suite, json_t *outcomes, json_t *metrics)
 		printf("WARNING: the baseline configuration changed during the suite run, for: %s\n", s);
 		free(s);
 	}
-	printf("\nSpeedups are the final interleaved comparison of each task's best kernel against its\n"
+	printf("\n~: tokens estimated from characters (an exec provider reports none).\n");
+	printf("Speedups are the final interleaved comparison of each task's best kernel against its\n"
 	       "baseline (9 rounds; [IQR] the middle half of per-round ratios). Means are over correct\n"
 	       "kernels only; Success and fast_p count every task.\n");
 	json_decref(tt);

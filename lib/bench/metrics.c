@@ -99,6 +99,8 @@ json_t *pragma_bench_outcome(json_t *run)
 		      (json_int_t)(json_integer_value(json_object_get(calls, "prompt_tokens")) +
 				   json_integer_value(json_object_get(calls, "completion_tokens"))),
 		      "cost", num(json_object_get(calls, "cost"), 0));
+	/* exec providers: counted from characters, not by the model. */
+	json_object_set_new(o, "tokens_estimated", json_boolean(json_integer_value(json_object_get(calls, "estimated")) > 0));
 	json_object_set_new(o, "seconds", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "llm", sec[0], "compile",
 						     sec[5], "verify", sec[1], "timing", sec[2], "profile", sec[3],
 						     "lock_wait", sec[4], "total", total));
