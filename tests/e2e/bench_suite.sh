@@ -77,7 +77,8 @@ def count(ts):
     r["geomean"] = math.exp(sum(math.log(s) for s in ok) / len(ok)) if ok else None
     return r
 def same(a, b):
-    return (a is None and b is None) or abs(a - b) < 1e-9
+    # --json prints 10 significant digits
+    return (a is None and b is None) or abs(a - b) <= 1e-8 * max(1.0, abs(a), abs(b))
 for group, kind in (("pytorch", "kernelbench"), ("native", "native")):
     ts = [t for t in j["tasks"] if t["kind"] == kind]
     scopes = {"all": ts}
