@@ -454,9 +454,25 @@ static int compare(const char *db, const char *const *ids, int n, int json)
 			rc = json ? cli_error_json(&err) : cli_error(&err);
 			goto out;
 		}
-		snprintf(labels_buf[k], sizeof(labels_buf[k]), "%s %.40s",
-			 json_string_value(json_object_get(suites[k], "mode")),
-			 json_string_value(json_object_get(suites[k], "llm")) ?: "");
+	}
+	/* Labels: the mode, and the model where the runs differ in it, and the
+	 * id where both agree (the same agent twice). */
+	int same_llm = 1, same_mode = 1;
+	for (int k = 1; k < n; k++) {
+		same_llm &= json_equal(json_object_get(suites[k], "llm"), json_object_get(suites[0], "llm"));
+		same_mode &= json_equal(json_object_get(suites[k], "mode"), json_object_get(suites[0], "mode"));
+	}
+	for (int k = 0; k < n; k++) {
+		const char *llm = json_string_value(json_object_get(suites[k], "llm")) ?: "";
+		const char *id = json_string_value(json_object_get(suites[k], "id"));
+		if (same_llm && same_mode)
+			snprintf(labels_buf[k], sizeof(labels_buf[k]), "%s %s",
+				 json_string_value(json_object_get(suites[k], "mode")), id + strlen(id) - 4);
+		else if (same_llm)
+			snprintf(labels_buf[k], sizeof(labels_buf[k]), "%s", json_string_value(json_object_get(suites[k], "mode")));
+		else
+			snprintf(labels_buf[k], sizeof(labels_buf[k]), "%s %.60s",
+				 json_string_value(json_object_get(suites[k], "mode")), llm);
 		labels[k] = labels_buf[k];
 	}
 	/* The judgement: each run against the first, metric by metric. */
