@@ -1,9 +1,10 @@
 /*
  * pragma bench: `pragma optimize` over every task of a suite, as child
  * processes (a crash in one task costs that task, not the suite), up to J at
- * once. The children share one machine-wide lock around every compilation,
- * verification, timing and profile (agents_measure_lock), so what runs
- * concurrently is waiting for the model — never two measurements.
+ * once. The children share one machine-wide lock: held exclusively around
+ * every verification, timing and profile, shared around compilations
+ * (lib/agents/eval.c), so model calls and builds run concurrently — never
+ * two measurements, nor a build and a measurement.
  *
  * Resumable as a whole: the suite run and each task's run are in the store;
  * `--resume` skips finished tasks, resumes interrupted ones and starts the
@@ -46,10 +47,11 @@ static const char usage[] =
 	"the roofline, tokens and cost per task. PyTorch-baselined and native C tasks\n"
 	"are reported apart, never averaged together.\n"
 	"\n"
-	"  --jobs J        tasks in flight at once (default 1). Their model calls overlap;\n"
-	"                  compilations, verification, timing and profiling take turns\n"
-	"                  under one machine-wide lock, so no measurement shares the CPU\n"
-	"                  with other work of pragma\n"
+	"  --jobs J        tasks in flight at once (default 1). Their model calls and\n"
+	"                  compilations overlap; verification, timing and profiling take\n"
+	"                  turns under one machine-wide lock that also holds back\n"
+	"                  compilations, so no measurement shares the CPU with other\n"
+	"                  work of pragma\n"
 	"  --repeat R      R independent trajectories per task (default 1): every metric\n"
 	"                  is then shown with its spread across trajectories\n"
 	"  --resume ID     continue a suite run that was stopped: finished tasks are kept,\n"

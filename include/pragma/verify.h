@@ -67,6 +67,7 @@ struct pragma_verify_opts {
 	size_t max_source;           /* bytes; 0: 1 MiB */
 	const char *work_dir;        /* NULL: a fresh dir under <cache>/verify, removed unless keep */
 	int keep;                    /* keep the work dir (outputs, request, logs) */
+	int compile_only;            /* stop after the build (a cached build makes the next call's free) */
 	/* eval */
 	int time;                    /* also time against the baseline */
 	int warmup;                  /* per process, before the first round; default 3 */

@@ -85,4 +85,5 @@ void agents_compare_profiles(const struct agents_eval *cur, const struct agents_
  * other's numbers. Returns an fd for agents_measure_unlock (-1: no lock). */
 int agents_measure_lock(void);
 extern double agents_lock_wait_s;  /* seconds this process waited for it */
+extern double agents_build_s;      /* seconds it spent compiling kernels */
 void agents_measure_unlock(int fd);

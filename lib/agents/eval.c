@@ -34,12 +34,15 @@ static double wall_now(void)
 }
 
 double agents_lock_wait_s;      /* this process's time spent waiting for the lock */
+double agents_build_s;          /* and compiling kernels (under the shared hold) */
 static double lock_acquired;
 
-/* One machine-wide lock around every compilation+verification, timing and
- * profile, so concurrent runs (bench --jobs) never measure on a CPU another
- * pragma process is using. */
-int agents_measure_lock(void)
+/* One machine-wide lock (<cache>/measure.lock). Running kernels — a
+ * verification, a timing, a profile — holds it exclusively, so concurrent
+ * runs (bench --jobs) never measure on a CPU another pragma process is
+ * using; compiling holds it shared, so builds overlap one another but never
+ * a measurement. */
+static int lock_file(int exclusive)
 {
 	struct pragma_buf p = PRAGMA_BUF_INIT;
 	struct pragma_err e = PRAGMA_ERR_INIT;
@@ -49,7 +52,7 @@ int agents_measure_lock(void)
 	if (pragma_cache_dir(&p, &e) == 0) {
 		pragma_buf_adds(&p, "/measure.lock");
 		fd = open(p.data, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (fd >= 0 && flock(fd, LOCK_EX) < 0) {
+		if (fd >= 0 && flock(fd, exclusive ? LOCK_EX : LOCK_SH) < 0) {
 			close(fd);
 			fd = -1;
 		}
@@ -60,15 +63,21 @@ int agents_measure_lock(void)
 	return fd;
 }
 
-void agents_measure_unlock(int fd)
+int agents_measure_lock(void)
+{
+	return lock_file(1);
+}
+
+static void unlock_file(int fd, const char *kind)
 {
 	const char *log = getenv("PRAGMA_LOCK_LOG");
 
-	/* PRAGMA_LOCK_LOG: every hold as "pid acquired released" (wall clock),
-	 * appended before the lock is let go — what the no-overlap test reads. */
+	/* PRAGMA_LOCK_LOG: every hold as "pid acquired released EX|SH" (wall
+	 * clock), appended before the lock is let go — what the no-overlap test
+	 * reads. */
 	if (fd >= 0 && log && *log) {
-		char line[96];
-		int n = snprintf(line, sizeof(line), "%d %.6f %.6f\n", (int)getpid(), lock_acquired, wall_now());
+		char line[112];
+		int n = snprintf(line, sizeof(line), "%d %.6f %.6f %s\n", (int)getpid(), lock_acquired, wall_now(), kind);
 		int lf = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 		if (lf >= 0) {
 			if (write(lf, line, (size_t)n) != n)
@@ -78,6 +87,33 @@ void agents_measure_unlock(int fd)
 	}
 	if (fd >= 0)
 		close(fd);
+}
+
+void agents_measure_unlock(int fd)
+{
+	unlock_file(fd, "EX");
+}
+
+/* Compile the kernel (with these flags) under the shared hold, so the
+ * verification that follows under the exclusive one finds it built. A
+ * build that fails is left for that verification to report. */
+static void prebuild(struct agents_run *R, const char *src_path, const char *flags)
+{
+	struct pragma_verify_opts vo = PRAGMA_VERIFY_DEFAULTS;
+	struct pragma_verdict v;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+
+	vo.flags = flags;
+	vo.n_sets = R->n_sets;
+	vo.threads = R->threads;
+	vo.backend = R->o->backend;
+	vo.compile_only = 1;
+	pragma_verdict_init(&v);
+	int fd = lock_file(0);
+	if (pragma_verify(&R->task, src_path, &vo, &v, &e) == 0)
+		agents_build_s += v.compile_ms / 1000;
+	unlock_file(fd, "SH");
+	pragma_verdict_release(&v);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -285,9 +321,16 @@ int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, s
 		json_array_foreach(vars, i, d) {
 			pragma_buf_reset(&fl);
 			join_flags(ev->flags, d, &fl);
+			prebuild(R, src_path, fl.data);
+		}
+		json_array_foreach(vars, i, d) {
+			pragma_buf_reset(&fl);
+			join_flags(ev->flags, d, &fl);
 			verify_opts(R, &vo, fl.data, 0);
 			pragma_verdict_init(&v);
-			if (pragma_verify(&R->task, src_path, &vo, &v, err) < 0) {
+			int vlk = agents_measure_lock(), vr0 = pragma_verify(&R->task, src_path, &vo, &v, err);
+			agents_measure_unlock(vlk);
+			if (vr0 < 0) {
 				pragma_verdict_release(&v);
 				json_decref(vars);
 				free(sos);
@@ -342,6 +385,7 @@ int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, s
 	join_flags(ev->flags, ev->tune, &fl);
 	verify_opts(R, &vo, fl.data, 1);
 	pragma_verdict_init(&v);
+	prebuild(R, src_path, fl.data);
 	int lk = agents_measure_lock();
 	int vr = pragma_verify(&R->task, src_path, &vo, &v, err);
 	agents_measure_unlock(lk);

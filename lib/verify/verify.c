@@ -445,6 +445,8 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	}
 	snprintf(v->so_path, sizeof(v->so_path), "%s", so.data);
 	pragma_debug("verify: source, flags and build took %.0f ms", mono_ms() - t_start);
+	if (o.compile_only)
+		goto done;
 
 	/* 4. What it imports, before anything runs. */
 	if (pragma_symbols_read(so.data, &syms, &e2) < 0 ||
