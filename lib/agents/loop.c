@@ -562,11 +562,13 @@ static void version_idea(const char *piece, char *out, size_t len)
 	if (!best)
 		return;
 	size_t n = strcspn(best, "\n");
+	/* Markdown emphasis at its ends is noise; inside ("64*3") it is content. */
+	while (n > 0 && (best[n - 1] == '*' || best[n - 1] == ' ' || best[n - 1] == '\r'))
+		n--;
 	snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), best);
-	/* Markdown emphasis around it is noise. */
-	for (char *c = out; *c; c++)
-		if (*c == '*')
-			*c = ' ';
+	char *bold = strstr(out, "**");
+	if (bold && bold - out < 16) /* "Version 2:** idea": the closing of a bold label */
+		memmove(bold, bold + 2, strlen(bold + 2) + 1);
 }
 
 /* Compile, verify and time one version of the code; fields is the store

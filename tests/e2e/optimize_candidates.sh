@@ -12,8 +12,10 @@ here, out = sys.argv[1], sys.argv[2]
 def src(f):
     return open(os.path.join(here, f)).read()
 def round_(items):
-    return "".join("Version %d: %s\n\n```c\n%s```\n\n" % (i + 1, idea, src(f)) for i, (idea, f) in enumerate(items))
-coder = [round_([("a transposed walk (wrong)", "k2_wrong.c"), ("the plain loop, 60 times over", "k3_slow.c"),
+    # Version 2 as a bold Markdown label, as models write it.
+    return "".join(("**Version %d:** %s\n\n" if i == 1 else "Version %d: %s\n\n") % (i + 1, idea) +
+                   "```c\n%s```\n\n" % src(f) for i, (idea, f) in enumerate(items))
+coder = [round_([("a transposed walk (wrong)", "k2_wrong.c"), ("the plain loop, 60*1 times over", "k3_slow.c"),
                  ("an OpenMP loop", "k4_fast.c")]),
          round_([("the slow loop again", "k3_slow.c"), ("broken C", "k1_compile_error.c"), ("a wrong one", "k2_wrong.c")])]
 conductor = ["**Verdict:** improvement\n\n**Bottleneck:** memory.\n\n**Actions:**\n1. keep the OpenMP loop.\n"] * 2
@@ -41,6 +43,7 @@ assert "version 3 of 3" in rows[(1, 0)][1], rows[(1, 0)]
 rnd = json.loads(rows[(1, 0)][2])
 assert [v["chosen"] for v in rnd] == [False, False, True], rnd
 assert rnd[2]["idea"].startswith("Version 3: an OpenMP loop"), rnd
+assert rnd[1]["idea"] == "Version 2: the plain loop, 60*1 times over", rnd[1]["idea"]
 assert rnd[2]["speedup"] > rnd[1]["speedup"], rnd
 PYEOF
 
