@@ -802,8 +802,8 @@ static int run_suite(const char *db, const char *suite_id, int jobs, int json)
 					break;
 				}
 			active++;
-			fprintf(stderr, "[%d/%d] %s %s%s (trajectory %d)\n", finished, total, rid[0] ? "resuming" : "started",
-				json_string_value(json_object_get(task, "name")), rid[0] ? "" : "", tj + 1);
+			fprintf(stderr, "[%d/%d] %s %s (trajectory %d)\n", finished, total, rid[0] ? "resuming" : "started",
+				json_string_value(json_object_get(task, "name")), tj + 1);
 		}
 		if (!active)
 			break;

@@ -683,7 +683,7 @@ static int evaluate_round(struct loop *L, int n, struct pragma_buf *versions, in
 	if (win >= 0) {
 		json_object_set_new(json_array_get(L->round, (size_t)win), "chosen", json_true());
 		json_object_set_new(fields, "code", json_string(code->code.data));
-		json_object_set_new(fields, "flags", json_incref(ev->flags ? ev->flags : json_array()));
+		json_object_set_new(fields, "flags", json_incref(ev->flags)); /* set by evaluate_code() */
 		char m[sizeof(ev->message)];
 		snprintf(m, sizeof(m), "version %d of %d (the fastest correct one of this round)", win + 1, n_versions);
 		if (!ev->message[0])

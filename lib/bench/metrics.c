@@ -309,16 +309,14 @@ json_t *pragma_bench_suite_outcomes(json_t *suite, json_t *by_outcome)
 			const char *kind = json_string_value(json_object_get(t, "kind"));
 			json_array_append_new(
 				out, json_pack("{s:s, s:s, s:s, s:s, s:i, s:n, s:s, s:b, s:n, s:n, s:n, s:n, s:n, s:i, s:{},"
-					       " s:i, s:f, s:{s:f, s:f, s:f, s:f, s:f, s:f}}",
+					       " s:i, s:f, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f}}",
 					       "task", json_string_value(json_object_get(t, "name")) ?: "?", "category",
 					       category_of(json_string_value(json_object_get(t, "category"))), "kind",
 					       kind && !strcmp(kind, "native") ? "native" : "kernelbench", "baseline_kind", "?",
 					       "trajectory", k, "run", "status", "not run", "correct", 0, "speedup",
 					       "speedup_lo", "speedup_hi", "best_attempt", "roof", "attempts", 0, "failed",
-					       "tokens", 0, "cost", 0.0, "seconds", "llm", 0.0, "verify", 0.0, "timing", 0.0,
-					       "profile", 0.0, "lock_wait", 0.0, "total", 0.0));
-			json_object_set_new(json_object_get(json_array_get(out, json_array_size(out) - 1), "seconds"),
-					    "compile", json_real(0));
+					       "tokens", 0, "cost", 0.0, "seconds", "llm", 0.0, "compile", 0.0, "verify", 0.0,
+					       "timing", 0.0, "profile", 0.0, "lock_wait", 0.0, "total", 0.0));
 		}
 	return out;
 }
