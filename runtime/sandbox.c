@@ -342,29 +342,52 @@ void harness_sandbox_report(const struct harness_sandbox *sb, json_t *result)
 
 /* ------------------------------------------------------------ compiler jail */
 
+/*
+ * What a compiler may touch besides what the caller names (--ro, --rx, --rw:
+ * the private build directory, pragma's headers, the compiler's own
+ * installation when it lives outside /usr). Found by tracing gcc 12, clang
+ * 14 and nvcc 13 on kernels using OpenMP, immintrin.h, math.h, cuda_fp16.h
+ * and CUB (strace -f -e trace=%file): the system's programs, headers and
+ * libraries under /usr (and the /bin, /lib links into it); from /etc only
+ * the loader's cache, the local time zone (nvcc) and the files that name the
+ * distribution (clang picks its defaults by them); /dev/null and
+ * /dev/urandom (nvcc); the CPU description (-march=native). Not the rest of
+ * /etc (/etc/shadow, keys, credentials), not /proc (environ holds API
+ * keys), not home directories: a kernel that .incbin's or #include's them
+ * fails to compile.
+ */
+static const char *const jail_sys_rx[] = { "/usr", "/bin", "/sbin", "/lib", "/lib64", "/libx32", NULL };
+static const char *const jail_sys_ro[] = {
+	"/etc/ld.so.cache", "/etc/ld.so.preload", "/etc/localtime",
+	/* clang's distribution detection */
+	"/etc/os-release", "/etc/lsb-release", "/etc/debian_version", "/etc/redhat-release", "/etc/system-release",
+	"/etc/SuSE-release", "/etc/alpine-release", "/etc/gentoo-release", "/etc/arch-release",
+	"/proc/cpuinfo", "/sys/devices/system/cpu", "/proc/sys/vm/overcommit_memory", "/dev/urandom", NULL,
+};
+
 int harness_confine_main(int argc, char **argv)
 {
-	struct ll_rule rules[64];
+	struct ll_rule rules[80];
 	char why[256];
 	int n = 0, i, abi;
-	static const char *const sys_rx[] = { "/usr", "/bin", "/sbin", "/lib", "/lib64", NULL };
-	static const char *const sys_ro[] = { "/etc", "/proc/cpuinfo", "/sys/devices/system/cpu", NULL };
 	const uint64_t ro = LL_FS_READ;
 	const uint64_t rx = LL_FS_READ | LANDLOCK_ACCESS_FS_EXECUTE;
 	const uint64_t rw = ll_fs_all(7) & ~(uint64_t)LANDLOCK_ACCESS_FS_EXECUTE;
 
-	for (i = 0; sys_rx[i]; i++)
-		rules[n++] = (struct ll_rule){ sys_rx[i], rx };
-	for (i = 0; sys_ro[i]; i++)
-		rules[n++] = (struct ll_rule){ sys_ro[i], ro };
+	for (i = 0; jail_sys_rx[i]; i++)
+		rules[n++] = (struct ll_rule){ jail_sys_rx[i], rx };
+	for (i = 0; jail_sys_ro[i]; i++)
+		rules[n++] = (struct ll_rule){ jail_sys_ro[i], ro };
 	rules[n++] = (struct ll_rule){ "/dev/null", LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE };
 	for (i = 2; i < argc && strcmp(argv[i], "--"); i += 2) {
-		if (i + 1 >= argc || n >= 60) {
+		if (i + 1 >= argc || n >= 76) {
 			fprintf(stderr, "pragma-harness confine: bad arguments\n");
 			return 2;
 		}
 		if (!strcmp(argv[i], "--ro"))
 			rules[n++] = (struct ll_rule){ argv[i + 1], ro };
+		else if (!strcmp(argv[i], "--rx"))
+			rules[n++] = (struct ll_rule){ argv[i + 1], rx };
 		else if (!strcmp(argv[i], "--rw"))
 			rules[n++] = (struct ll_rule){ argv[i + 1], rw };
 		else {
@@ -373,7 +396,7 @@ int harness_confine_main(int argc, char **argv)
 		}
 	}
 	if (i + 1 >= argc) {
-		fprintf(stderr, "usage: pragma-harness confine [--ro PATH|--rw PATH]... -- PROGRAM ARGS...\n");
+		fprintf(stderr, "usage: pragma-harness confine [--ro PATH|--rx PATH|--rw PATH]... -- PROGRAM ARGS...\n");
 		return 2;
 	}
 	abi = harness_landlock_abi(why, sizeof(why));

@@ -15,10 +15,12 @@ struct pragma_build_opts {
 	const char *const *flags;        /* extra flags, already allowed; NULL-terminated or NULL */
 	int no_avx512;                   /* -mno-avx512f (valgrind 3.19 lacks AVX-512) */
 	int timeout_ms;                  /* 0: 120 s */
-	/* Untrusted sources: run the compiler under Landlock (reads: system
-	 * directories, pragma's include dir and the source; writes: a private
-	 * temp dir) with memory/CPU/file limits, so `#include` or `.incbin`
-	 * cannot pull the reference outputs into the object. */
+	/* Untrusted sources: run the compiler under Landlock (reads: the
+	 * system's programs, headers and libraries, the few /etc files
+	 * toolchains open, the compiler's own installation, pragma's include
+	 * dir and the source; writes: a private temp dir) with memory/CPU/file
+	 * limits, so `#include` or `.incbin` cannot pull the reference outputs,
+	 * /etc/shadow or a home directory's files into the object. */
 	int confine;
 };
 

@@ -56,7 +56,7 @@ const char *pragma_compiler_version(const char *compiler)
  * of the source, TMPDIR pointing there, Landlock through pragma-harness
  * confine, and limits on memory, CPU and output size. */
 struct jail {
-	struct pragma_buf dir, src, out, tmpdir, harness, include;
+	struct pragma_buf dir, src, out, tmpdir, harness, include, install;
 };
 
 static void jail_release(struct jail *j)
@@ -69,6 +69,34 @@ static void jail_release(struct jail *j)
 	pragma_buf_release(&j->tmpdir);
 	pragma_buf_release(&j->harness);
 	pragma_buf_release(&j->include);
+	pragma_buf_release(&j->install);
+}
+
+/* The compiler's installation, for the jail to grant: its real path (found
+ * in PATH, symlinks resolved), two levels up (/opt/conda/bin/gcc ->
+ * /opt/conda). Left empty when that is inside /usr, which the jail grants
+ * anyway, or when the compiler cannot be found (the jail then fails to run
+ * it, and says so). */
+static void compiler_install(const char *cc, struct pragma_buf *out)
+{
+	struct pragma_buf found = PRAGMA_BUF_INIT;
+	char *real = NULL, *slash;
+
+	pragma_buf_reset(out);
+	if (strchr(cc, '/'))
+		pragma_buf_adds(&found, cc);
+	else if (!pragma_which(cc, &found))
+		goto out;
+	real = realpath(found.data, NULL);
+	if (!real)
+		goto out;
+	for (int k = 0; k < 2 && (slash = strrchr(real, '/')); k++)
+		*slash = '\0';
+	if (real[0] && strcmp(real, "/usr") && strncmp(real, "/usr/", 5))
+		pragma_buf_adds(out, real);
+out:
+	free(real);
+	pragma_buf_release(&found);
 }
 
 static int jail_prepare(struct jail *j, const char *src_path, const char *include_root, struct pragma_err *err)
@@ -100,8 +128,8 @@ int pragma_build_so(const char *src_path, const char *out_so, const struct pragm
 {
 	struct pragma_buf root = PRAGMA_BUF_INIT, inc = PRAGMA_BUF_INIT, inc2 = PRAGMA_BUF_INIT;
 	struct pragma_child c = PRAGMA_CHILD_INIT;
-	struct jail j = { PRAGMA_BUF_INIT, PRAGMA_BUF_INIT, PRAGMA_BUF_INIT, PRAGMA_BUF_INIT, PRAGMA_BUF_INIT,
-			  PRAGMA_BUF_INIT };
+	struct jail j = { PRAGMA_BUF_INIT, PRAGMA_BUF_INIT, PRAGMA_BUF_INIT, PRAGMA_BUF_INIT,
+			  PRAGMA_BUF_INIT, PRAGMA_BUF_INIT, PRAGMA_BUF_INIT };
 	struct pragma_rlimits lim = { 0 };
 	const char *argv[112];
 	const char *env[4] = { NULL };
@@ -123,6 +151,11 @@ int pragma_build_so(const char *src_path, const char *out_so, const struct pragm
 		argv[n++] = j.dir.data;
 		argv[n++] = "--ro";
 		argv[n++] = j.include.data;
+		compiler_install(cc, &j.install);
+		if (j.install.len) {
+			argv[n++] = "--rx";
+			argv[n++] = j.install.data;
+		}
 		argv[n++] = "--";
 		env[0] = j.tmpdir.data;
 		env[1] = "LANG=C";

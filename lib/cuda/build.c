@@ -5,6 +5,15 @@
  * dlopen, fopen, sockets — would hide what the kernel itself uses), so the
  * harness and the kernel share one runtime and one context. -Xptxas -v
  * puts the resource report (registers, shared memory, spills) in the log.
+ *
+ * The object exports only the kernel ABI (pk_*) and the linker drops what
+ * nothing reachable uses (-ffunction-sections, --gc-sections). That matters
+ * for the import check: cudafe++ gives every __device__ function with
+ * external linkage a host-side stub whose body is
+ * `{ int volatile ___ = 1; ::exit(___); }` (host code can never call it),
+ * so without this an ordinary `__device__ void f(float &x)` helper made the
+ * object import exit. Now only host code reachable from pk_forward or a
+ * constructor can bring an import in, which is what the check is about.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,6 +52,41 @@ static int has_arch_flag(const char *const *flags)
 		if (!strncmp(flags[i], "-arch=", 6) || !strncmp(flags[i], "--gpu-architecture=", 19))
 			return 1;
 	return 0;
+}
+
+/* Version script: the harness looks up pk_forward; everything else is
+ * local, so --gc-sections may drop it when unreferenced. */
+static const char exports_map[] = "{\n  global: pk_*;\n  local: *;\n};\n";
+
+/* <cache>/build/cuda-exports.map, written when missing or different. nvcc
+ * splits -Xlinker values at commas, so a path with one cannot be passed. */
+static int exports_map_path(struct pragma_buf *path, struct pragma_err *err)
+{
+	struct pragma_buf old = PRAGMA_BUF_INIT;
+	int ret = -1;
+
+	pragma_buf_reset(path);
+	if (pragma_cache_dir(path, err) < 0)
+		goto out;
+	pragma_buf_adds(path, "/build");
+	if (pragma_mkdir_p(path->data, 0755, err) < 0)
+		goto out;
+	pragma_buf_adds(path, "/cuda-exports.map");
+	if (strchr(path->data, ',')) {
+		pragma_err_set(err, PRAGMA_E_ENV, "the cache directory %s has a comma in its path, which nvcc's -Xlinker "
+				      "cannot pass", path->data);
+		pragma_err_hint(err, "set PRAGMA_CACHE_DIR to a path without commas");
+		goto out;
+	}
+	if (pragma_read_file(path->data, &old, 4096, NULL) == 0 && old.len == sizeof(exports_map) - 1 &&
+	    !memcmp(old.data, exports_map, old.len)) {
+		ret = 0;
+		goto out;
+	}
+	ret = pragma_write_file_atomic(path->data, exports_map, sizeof(exports_map) - 1, err);
+out:
+	pragma_buf_release(&old);
+	return ret;
 }
 
 /* Copy the source into a private directory (the jail's only writable
@@ -96,6 +140,23 @@ static void first_error(const char *log, const char *jail_src, char *line, size_
 	}
 }
 
+/* The toolkit's installation with symlinks resolved: nvcc's real path,
+ * two levels up (/usr/local/cuda/bin/nvcc -> /usr/local/cuda-13.0; a conda
+ * environment's bin/nvcc -> the environment). Empty when it cannot be
+ * resolved. */
+static void toolkit_install(const struct pragma_cuda_toolkit *tk, char *out, size_t len)
+{
+	char *real = realpath(tk->nvcc, NULL), *slash;
+
+	out[0] = '\0';
+	if (!real)
+		return;
+	for (int k = 0; k < 2 && (slash = strrchr(real, '/')); k++)
+		*slash = '\0';
+	snprintf(out, len, "%s", real[0] ? real : "/");
+	free(real);
+}
+
 int pragma_cuda_build_so(const char *src, const char *out_so, const struct pragma_cuda_build_opts *o,
 			 struct pragma_buf *log, struct pragma_err *err)
 {
@@ -103,17 +164,18 @@ int pragma_cuda_build_so(const char *src, const char *out_so, const struct pragm
 	struct pragma_buf root = PRAGMA_BUF_INIT, inc = PRAGMA_BUF_INIT, inc2 = PRAGMA_BUF_INIT;
 	struct pragma_buf arch = PRAGMA_BUF_INIT, harness = PRAGMA_BUF_INIT, tmpenv = PRAGMA_BUF_INIT;
 	struct pragma_buf jdir = PRAGMA_BUF_INIT, jsrc = PRAGMA_BUF_INIT, jout = PRAGMA_BUF_INIT;
+	struct pragma_buf map = PRAGMA_BUF_INIT, vscript = PRAGMA_BUF_INIT;
 	struct pragma_child c = PRAGMA_CHILD_INIT;
 	struct pragma_rlimits lim = { 0 };
 	const char *argv[128];
 	const char *env[4] = { NULL };
 	const char *in = src, *out = out_so;
 	int n = 0, ret = -1;
-	char st[64], line[400];
+	char st[64], line[400], install[4096];
 
 	if (pragma_cuda_toolkit_find(&tk, err) < 0)
 		return -1;
-	if (pragma_data_path("include", &root, err) < 0)
+	if (pragma_data_path("include", &root, err) < 0 || exports_map_path(&map, err) < 0)
 		goto out;
 	if (o && o->confine) {
 		if (pragma_harness_path(&harness, err) < 0 || jail_prepare(src, &jdir, &jsrc, &jout, err) < 0)
@@ -128,7 +190,17 @@ int pragma_cuda_build_so(const char *src, const char *out_so, const struct pragm
 		argv[n++] = "--ro";
 		argv[n++] = root.data;
 		argv[n++] = "--ro";
+		argv[n++] = map.data;
+		/* nvcc runs cicc, ptxas, fatbinary and nvlink from its own
+		 * tree: read and execute, wherever the toolkit lives (conda,
+		 * environment modules), symlinks resolved. */
+		argv[n++] = "--rx";
 		argv[n++] = tk.root;
+		toolkit_install(&tk, install, sizeof(install));
+		if (install[0] && strcmp(install, tk.root)) {
+			argv[n++] = "--rx";
+			argv[n++] = install;
+		}
 		argv[n++] = "--";
 		env[0] = tmpenv.data;
 		env[1] = "LANG=C";
@@ -150,7 +222,11 @@ int pragma_cuda_build_so(const char *src, const char *out_so, const struct pragm
 		argv[n++] = arch.data;
 	}
 	argv[n++] = "-shared";
-	argv[n++] = "-Xcompiler=-fPIC,-fno-gnu-unique";
+	/* Only pk_* exported and unreachable code dropped (see the top). */
+	argv[n++] = "-Xcompiler=-fPIC,-fno-gnu-unique,-ffunction-sections,-fdata-sections";
+	argv[n++] = "-Xlinker=--gc-sections";
+	pragma_buf_addf(&vscript, "-Xlinker=--version-script=%s", map.data);
+	argv[n++] = vscript.data;
 	argv[n++] = "-cudart=shared";
 	argv[n++] = "-Xptxas=-v";
 	argv[n++] = "-lineinfo";
@@ -204,6 +280,8 @@ out:
 	pragma_buf_release(&jdir);
 	pragma_buf_release(&jsrc);
 	pragma_buf_release(&jout);
+	pragma_buf_release(&map);
+	pragma_buf_release(&vscript);
 	return ret;
 }
 
@@ -224,6 +302,10 @@ int pragma_cuda_build_cached(const char *src, const struct pragma_cuda_build_opt
 		return -1;
 	pragma_sha256_init(&h);
 	pragma_sha256_field(&h, "cuda", 4);
+	/* How pragma links (exports, dead-code removal): a change must not
+	 * reuse objects built the old way. */
+	pragma_sha256_field(&h, exports_map, sizeof(exports_map) - 1);
+	pragma_sha256_field(&h, "gc-sections", 11);
 	pragma_sha256_field(&h, text.data, text.len);
 	pragma_sha256_field(&h, tk.nvcc, strlen(tk.nvcc));
 	pragma_sha256_field(&h, tk.version, strlen(tk.version));

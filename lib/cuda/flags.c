@@ -72,6 +72,7 @@ int pragma_nvcc_parse_version(const char *text, int *major, int *minor)
 
 static struct pragma_cuda_toolkit tk_cache;
 static int tk_state;            /* 0 unknown, 1 found, -1 missing */
+static char tk_env[4096];       /* $PRAGMA_NVCC when tk_state was set */
 static pthread_mutex_t tk_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int try_nvcc(const char *path, struct pragma_cuda_toolkit *tk)
@@ -110,6 +111,11 @@ int pragma_cuda_toolkit_find(struct pragma_cuda_toolkit *tk, struct pragma_err *
 	int found = 0;
 
 	pthread_mutex_lock(&tk_lock);
+	env = getenv("PRAGMA_NVCC");
+	/* A changed $PRAGMA_NVCC is a new choice. */
+	if (tk_state && strcmp(tk_env, env ? env : ""))
+		tk_state = 0;
+	snprintf(tk_env, sizeof(tk_env), "%s", env ? env : "");
 	if (tk_state) {
 		found = tk_state > 0;
 		if (found)
@@ -118,7 +124,6 @@ int pragma_cuda_toolkit_find(struct pragma_cuda_toolkit *tk, struct pragma_err *
 		goto done;
 	}
 	memset(&tk_cache, 0, sizeof(tk_cache));
-	env = getenv("PRAGMA_NVCC");
 	if (env && *env) {
 		/* An explicit choice is the only one tried. */
 		found = try_nvcc(env, &tk_cache);

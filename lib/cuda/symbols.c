@@ -76,7 +76,8 @@ static const struct {
 	{ "cuModule", "loads code at run time (driver API modules)" },
 	{ "cuLibrary", "loads code at run time (driver API libraries)" },
 	{ "cudaDeviceReset", "resets the device (destroying the harness's buffers)" },
-	{ "cudaSetDevice", "chooses another device (the harness chose one)" },
+	{ "cudaSetDevice", "chooses another device (the harness chose one; Thrust's algorithms call it: use CUB or "
+			   "your own kernels)" },
 	{ "cudaProfiler", "is the profiler API (pragma decides what is profiled)" },
 	{ "cudaIpc", "shares memory with other processes" },
 	{ "cudaDeviceEnablePeerAccess", "reaches into other GPUs (peer access)" },
@@ -140,6 +141,26 @@ int pragma_cxx_symbol_allowed(const char *name)
 	 * exception classes. */
 	if (starts(name, "_ZSt") && strstr(name, "__throw_"))
 		return 1;
+	/* What header-only GPU libraries bring along on the host side: the
+	 * static iostream initializer of <iostream> (CUB includes it; it
+	 * opens nothing), std::string and the standard exception classes
+	 * (Thrust reports CUDA errors with them). Streams and files stay out. */
+	if (starts(name, "_ZNSt8ios_base4Init") || starts(name, "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE") ||
+	    starts(name, "_ZNKSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE"))
+		return 1;
+	{
+		static const char *const exc[] = { "9exception", "13runtime_error", "11logic_error", "12length_error",
+						   "12out_of_range", "16invalid_argument", "12domain_error",
+						   "11range_error", "14overflow_error", "15underflow_error", "9bad_alloc",
+						   "20bad_array_new_length", "13bad_exception", NULL };
+		for (int i = 0; exc[i]; i++) {
+			size_t k = strlen(exc[i]);
+			if ((starts(name, "_ZNSt") && !strncmp(name + 5, exc[i], k)) ||
+			    (starts(name, "_ZNKSt") && !strncmp(name + 6, exc[i], k)) ||
+			    (starts(name, "_ZTVSt") && !strncmp(name + 6, exc[i], k)))
+				return 1;
+		}
+	}
 	if (starts(name, "_ZTVN10__cxxabiv") || starts(name, "_ZTISt") || starts(name, "_ZTIN10__cxxabiv") ||
 	    starts(name, "_ZTSSt"))
 		return 1;
@@ -158,17 +179,18 @@ static const char *describe(const char *name)
 {
 	const char *why = NULL;
 
-	if (pragma_cuda_symbol_allowed(name, &why) || why)
+	/* The CUDA side names its own refusals; C calls get lib/build's
+	 * reason ("does file I/O", "starts processes"). */
+	if (starts(name, "cu") || starts(name, "__cu") || starts(name, "nccl") || starts(name, "nvrtc")) {
+		pragma_cuda_symbol_allowed(name, &why);
 		return why ? why : "";
+	}
 	if (pragma_cxx_symbol_allowed(name))
 		return "";
 	if (!pragma_symbol_allowed(name, &why) && why && !strstr(why, "allow-list"))
 		return why;
 	if (starts(name, "_Z"))
 		return "is C++ standard library beyond the runtime basics (iostreams, files, threads?)";
-	if (starts(name, "cu"))
-		return "is not on the CUDA allow-list (launches, errors, device attributes, cudaMalloc/Free, copies, "
-		       "streams, events, graphs, occupancy)";
 	return why ? why : "is not on the allow-list";
 }
 

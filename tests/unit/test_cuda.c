@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "pragma/buf.h"
+#include "pragma/build.h"
 #include "pragma/cuda.h"
 #include "pragma/fs.h"
 #include "pragma/profile.h"
@@ -447,6 +448,80 @@ static void test_build_rejects(void **state)
 	pragma_buf_release(&log);
 }
 
+/* ---- the import check on real nvcc output (issue 12) ---- */
+
+/* Ordinary CUDA passes: a __device__ helper taking a reference (nvcc gives
+ * it a host stub calling exit), templates, __forceinline__, __constant__,
+ * shared memory, several kernels, __launch_bounds__, cooperative groups,
+ * CUB. Built in the jail, as verify does. */
+static void test_imports_ordinary(void **state)
+{
+	static const char *const ok[] = { "cuda/kernels/helper_relu.cu", "cuda/kernels/ordinary.cu",
+					   "cuda/kernels/cub_vadd.cu", "cuda/kernels/relu.cu", NULL };
+	struct pragma_buf so = PRAGMA_BUF_INIT, log = PRAGMA_BUF_INIT;
+	struct pragma_symbols sy = PRAGMA_SYMBOLS_INIT;
+	int rc;
+
+	(void)state;
+	if (!have_nvcc())
+		skip(); /* nvcc not found: CUDA candidates cannot be built here */
+	for (int i = 0; ok[i]; i++) {
+		struct pragma_err err = PRAGMA_ERR_INIT;
+		pragma_buf_reset(&log);
+		build(ok[i], NULL, 1, 0, &so, &log, &err, &rc);
+		if (rc)
+			fail_msg("%s: build: %s\n%s", ok[i], err.msg, log.data);
+		if (pragma_cuda_symbols_check(so.data, &err) != 0)
+			fail_msg("%s refused: %s", ok[i], err.msg);
+		/* Only the ABI is exported; the helper's stub is gone. */
+		assert_int_equal(pragma_symbols_read(so.data, &sy, &err), 0);
+		for (int k = 0; k < sy.n_imports; k++)
+			if (!strcmp(sy.imports[k], "exit"))
+				fail_msg("%s still imports exit", ok[i]);
+		pragma_symbols_release(&sy);
+	}
+	pragma_buf_release(&so);
+	pragma_buf_release(&log);
+}
+
+/* What must still be refused, each with its reason: the GPU's BLAS, run-time
+ * loading, processes, files, resetting the device, and exit() written in
+ * host code that pk_forward reaches (as opposed to nvcc's stubs). */
+static void test_imports_refused(void **state)
+{
+	static const struct {
+		const char *kernel, *symbol, *why;
+	} bad[] = {
+		{ "cuda/kernels/cublas.cu", "cublas", "cuBLAS" },
+		{ "cuda/kernels/dlopen.cu", "dlopen", "loads code at run time" },
+		{ "cuda/kernels/system.cu", "system", "starts processes" },
+		{ "cuda/kernels/fopen.cu", "f", "does file I/O" },
+		{ "cuda/kernels/device_reset.cu", "cudaDeviceReset", "resets the device" },
+		{ "cuda/kernels/host_exit.cu", "exit", "ends the process" },
+		{ "cuda/kernels/thrust_vadd.cu", "cudaSetDevice", "Thrust" },
+		{ NULL, NULL, NULL },
+	};
+	struct pragma_buf so = PRAGMA_BUF_INIT, log = PRAGMA_BUF_INIT;
+	int rc;
+
+	(void)state;
+	if (!have_nvcc())
+		skip();
+	for (int i = 0; bad[i].kernel; i++) {
+		struct pragma_err err = PRAGMA_ERR_INIT;
+		build(bad[i].kernel, NULL, 1, 0, &so, &log, &err, &rc);
+		if (rc)
+			fail_msg("%s: build: %s", bad[i].kernel, err.msg);
+		if (pragma_cuda_symbols_check(so.data, &err) == 0)
+			fail_msg("%s was allowed", bad[i].kernel);
+		assert_int_equal(err.kind, PRAGMA_E_NEGATIVE);
+		if (!strstr(err.msg, bad[i].symbol) || !strstr(err.msg, bad[i].why))
+			fail_msg("%s: '%s' should name %s and '%s'", bad[i].kernel, err.msg, bad[i].symbol, bad[i].why);
+	}
+	pragma_buf_release(&so);
+	pragma_buf_release(&log);
+}
+
 /* ---- the device ---- */
 
 static void test_probe(void **state)
@@ -576,6 +651,7 @@ int main(void)
 		cmocka_unit_test(test_ptxas_sm90),	 cmocka_unit_test(test_ptxas_old_multi_arch),
 		cmocka_unit_test(test_symbols_lists),	 cmocka_unit_test(test_build_good),
 		cmocka_unit_test(test_build_spills),	 cmocka_unit_test(test_build_rejects),
+		cmocka_unit_test(test_imports_ordinary), cmocka_unit_test(test_imports_refused),
 		cmocka_unit_test(test_probe),		 cmocka_unit_test(test_harness_built),
 		cmocka_unit_test(test_harness_protocol),
 	};

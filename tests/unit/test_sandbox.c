@@ -376,19 +376,25 @@ static void test_confine(void **state)
 		skip();
 	assert_int_equal(pragma_harness_path(&h, &err), 0);
 	pragma_ref_output_path(&sets[0], 0, ref, sizeof(ref));
-	/* The compiler jail: system files readable, the reference cache not. */
+	/* The compiler jail: the loader's files readable, the reference cache
+	 * not, and of /etc only what toolchains open (test_jail has the
+	 * compilers themselves). */
 	argv[0] = h.data;
 	argv[1] = "confine";
 	argv[2] = "--rw";
 	argv[3] = tmp; /* nothing under it is readable but by this rule... */
 	argv[4] = "--";
 	argv[5] = "cat";
-	argv[6] = "/etc/hostname";
+	argv[6] = "/etc/ld.so.cache";
 	argv[7] = NULL;
 	c.argv = argv;
 	c.timeout_ms = 10000;
 	assert_int_equal(pragma_child_run(&c, &err), 0);
 	assert_true(c.exited && c.exit_code == 0);
+	argv[6] = "/etc/passwd";
+	assert_int_equal(pragma_child_run(&c, &err), 0);
+	assert_true(c.exited && c.exit_code != 0);
+	assert_non_null(strstr(c.err.data, "Permission denied"));
 	argv[3] = "/nonexistent-dir";
 	argv[6] = ref;
 	assert_int_equal(pragma_child_run(&c, &err), 0);
