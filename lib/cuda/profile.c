@@ -7,6 +7,7 @@
  * report is unavailable with the probe's reason, and the call fails with
  * PRAGMA_E_ENV ("no CUDA device: ...") so that commands exit 3.
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +213,80 @@ static void kernel_regex(const struct pragma_ptxas_report *r, struct pragma_buf 
 	pragma_buf_adds(out, ")$");
 }
 
+/* ncu's installation directory, resolved through symlinks: the harness
+ * grants it to ncu's injection. /usr/local/cuda/bin/ncu may be a link (or
+ * a launcher script) into <toolkit>/nsight-compute-<version>/, whose
+ * target/<platform>/ holds the injected libraries; a standalone install
+ * has them beside ncu. */
+static void ncu_tool_dir(const char *ncu, struct pragma_buf *out)
+{
+	char *real = realpath(ncu, NULL), *slash;
+	char probe[4200];
+
+	pragma_buf_reset(out);
+	pragma_buf_adds(out, real ? real : ncu);
+	free(real);
+	if ((slash = strrchr(out->data, '/')))
+		pragma_buf_setlen(out, (size_t)(slash - out->data));
+	snprintf(probe, sizeof(probe), "%s/target", out->data);
+	if (pragma_path_exists(probe))
+		return;
+	/* ncu itself in target/<platform>/: the installation is two up */
+	slash = strrchr(out->data, '/');
+	if (slash && !strncmp(slash + 1, "linux-", 6) && slash - out->data >= 7 &&
+	    !strncmp(slash - 7, "/target", 7)) {
+		pragma_buf_setlen(out, (size_t)(slash - 7 - out->data));
+		return;
+	}
+	/* a launcher in <toolkit>/bin: the newest <toolkit>/nsight-compute-* */
+	if ((slash = strrchr(out->data, '/'))) {
+		struct pragma_buf parent = PRAGMA_BUF_INIT, best = PRAGMA_BUF_INIT;
+		DIR *d;
+		struct dirent *e;
+		pragma_buf_add(&parent, out->data, (size_t)(slash - out->data));
+		if ((d = opendir(parent.len ? parent.data : "/"))) {
+			while ((e = readdir(d)))
+				if (!strncmp(e->d_name, "nsight-compute", 14) &&
+				    (!best.len || strcmp(e->d_name, best.data) > 0)) {
+					snprintf(probe, sizeof(probe), "%s/%s/target", parent.data, e->d_name);
+					if (pragma_path_exists(probe)) {
+						pragma_buf_reset(&best);
+						pragma_buf_adds(&best, e->d_name);
+					}
+				}
+			closedir(d);
+		}
+		if (best.len) {
+			pragma_buf_reset(out);
+			pragma_buf_addf(out, "%s/%s", parent.data, best.data);
+		}
+		pragma_buf_release(&parent);
+		pragma_buf_release(&best);
+	}
+}
+
+/* Learn mode's lines ("pragma-cuda-harness: profiler mode lacks syscall
+ * 90 (chmod)") from the harness's stderr or ncu's log, as one note. */
+static void learned_note(const char *text, struct pragma_buf *names)
+{
+	static const char tag[] = "profiler mode lacks syscall ";
+	const char *p = text;
+
+	while (p && (p = strstr(p, tag))) {
+		const char *e;
+		p += sizeof(tag) - 1;
+		e = strchr(p, '\n');
+		{
+			size_t k = e ? (size_t)(e - p) : strlen(p);
+			char item[96];
+			snprintf(item, sizeof(item), "%.*s", (int)(k < 95 ? k : 95), p);
+			if (!names->len || !strstr(names->data, item))
+				pragma_buf_addf(names, "%s%s", names->len ? ", " : "", item);
+		}
+		p = e;
+	}
+}
+
 static void run_ncu(const struct pragma_cuda_profile_opts *o, struct cuda_run *run,
 		    const struct pragma_ptxas_report *pr, struct pragma_profile *p)
 {
@@ -230,12 +305,7 @@ static void run_ncu(const struct pragma_cuda_profile_opts *o, struct cuda_run *r
 					   "toolkit's nsight-compute package) or set PRAGMA_NCU");
 		goto out;
 	}
-	{
-		char *slash;
-		pragma_buf_adds(&tool_dir, ncu.data);
-		if ((slash = strrchr(tool_dir.data, '/')))
-			pragma_buf_setlen(&tool_dir, (size_t)(slash - tool_dir.data));
-	}
+	ncu_tool_dir(ncu.data, &tool_dir);
 	pragma_ncu_metric_list(o->extra, o->n_extra, &metrics);
 	kernel_regex(pr, &regex);
 	pragma_buf_addf(&log, "%s/ncu.log", run->work_dir);
@@ -273,6 +343,16 @@ static void run_ncu(const struct pragma_cuda_profile_opts *o, struct cuda_run *r
 		goto out;
 	}
 	pragma_read_file(log.data, &logtext, 16 << 20, NULL);
+	{
+		struct pragma_buf learned = PRAGMA_BUF_INIT;
+		learned_note(tail.data, &learned);
+		learned_note(logtext.data, &learned);
+		if (learned.len)
+			pragma_profile_note(p, "profiler sandbox (PRAGMA_CUDA_PROFILER_LEARN): ncu's injection made "
+					       "calls the profiler mode does not allow: %s",
+					    learned.data);
+		pragma_buf_release(&learned);
+	}
 	if (pragma_ncu_parse(logtext.data, &r, &e) < 0) {
 		pragma_profile_unavailable(p, "ncu", "ncu's CSV could not be read: %s", e.msg);
 		goto out;
@@ -281,7 +361,11 @@ static void run_ncu(const struct pragma_cuda_profile_opts *o, struct cuda_run *r
 		const char *m = json_string_value(json_object_get(ans, "message"));
 		char why[640];
 		pragma_ncu_explain(&r, why, sizeof(why));
-		pragma_profile_unavailable(p, "ncu", "%s%s%s", why, m ? "; the harness said: " : "", m ? m : "");
+		pragma_profile_unavailable(p, "ncu", "%s%s%s%s", why, m ? "; the harness said: " : "", m ? m : "",
+					   m && strstr(m, "system call") ?
+						   ". Hint: PRAGMA_CUDA_PROFILER_LEARN=1 lets ncu's calls through and "
+						   "names each one the profiler sandbox lacks (on stderr, with -v)" :
+						   "");
 		goto out;
 	}
 	pragma_ncu_metrics(&r, o->extra, o->n_extra, p);

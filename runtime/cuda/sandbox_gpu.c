@@ -6,15 +6,38 @@
  * file descriptors. A call outside the list traps (SIGSYS), which guard.c
  * reports as forbidden_syscall naming it; on a new driver that needs more,
  * that message says what to add.
+ *
+ * Under Nsight Compute (profiler mode) the harness is ncu's target: ncu's
+ * launcher preloads its libraries (LD_PRELOAD) and the CUDA driver loads
+ * its injection (CUDA_INJECTION64_PATH) at cuInit, before the sandbox; the
+ * injection's own threads exist before it too and are not confined. What
+ * runs on the confined thread is the injection's work at each intercepted
+ * launch ("prepare kernel for profiling", replay passes): it takes ncu's
+ * cross-process lock (a file in $TMPDIR or /tmp, created and chmod'ed so
+ * other users can share it: the chmod that profiler mode lacked, issue 12),
+ * may load libnvperf from its directory, and talks to the front end over
+ * local or TCP sockets. Profiler mode allows that and nothing more:
+ * Landlock adds ncu's directories (resolved through symlinks, and taken
+ * from the injection's own environment variables), /tmp, $TMPDIR and
+ * /dev/shm, TCP on ncu's port range; seccomp adds the calls below. Only
+ * kernels that passed verification in the full sandbox are profiled.
+ *
+ * PRAGMA_CUDA_PROFILER_LEARN=1 (profiler mode only, a diagnostic): calls
+ * outside the list are let through and named on stderr instead of
+ * trapping ("pragma-cuda-harness: profiler mode lacks syscall 90
+ * (chmod)"), so one run on a new ncu or driver lists everything to add.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/landlock.h>
+#include <pthread.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -37,6 +60,13 @@
 struct ll_attr {
 	uint64_t fs, net, scoped;
 };
+
+/* ABI 4's port rules (the installed UAPI header may predate them). */
+#define LL_RULE_NET_PORT 2
+struct ll_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+} __attribute__((packed));
 
 #define LL_READ (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 #define LL_FILE_RIGHTS \
@@ -99,36 +129,121 @@ static int ll_allow(int rs, const char *path, uint64_t access, uint64_t handled)
 
 /* Device nodes the driver may (re)open: /dev/nvidia0.., nvidiactl,
  * nvidia-uvm, nvidia-uvm-tools, nvidia-modeset, nvidia-caps/. */
-static int allow_devices(int rs, uint64_t handled)
+static int device_rules(struct gpu_ll_rule *r, int n, int cap)
 {
 	static const char *const fixed[] = { "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
 					     "/dev/nvidia-modeset", "/dev/nvidia-caps", "/dev/dri", NULL };
 	uint64_t rw = LL_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | LL_FS_IOCTL_DEV;
-	char p[64];
 
-	for (int i = 0; fixed[i]; i++)
-		if (ll_allow(rs, fixed[i], rw, handled) < 0)
-			return -1;
-	for (int i = 0; i < 64; i++) {
-		snprintf(p, sizeof(p), "/dev/nvidia%d", i);
-		if (access(p, F_OK) != 0)
-			continue;
-		if (ll_allow(rs, p, rw, handled) < 0)
-			return -1;
+	for (int i = 0; fixed[i] && n < cap; i++) {
+		snprintf(r[n].path, sizeof(r[n].path), "%s", fixed[i]);
+		r[n++].access = rw;
 	}
-	return 0;
+	for (int i = 0; i < 64 && n < cap; i++) {
+		snprintf(r[n].path, sizeof(r[n].path), "/dev/nvidia%d", i);
+		if (access(r[n].path, F_OK) == 0)
+			r[n++].access = rw;
+	}
+	return n;
 }
 
-static int landlock(struct gpu_sandbox *sb, int abi, char *why, size_t len)
+/* Add the directory holding `file` (symlinks resolved), unless empty or
+ * already present. */
+static int add_dir_of(struct gpu_ll_rule *r, int n, int cap, const char *file, uint64_t access)
+{
+	char *real, *slash;
+
+	if (!file || !*file || n >= cap)
+		return n;
+	real = realpath(file, NULL);
+	if (!real)
+		return n;
+	slash = strrchr(real, '/');
+	if (slash && slash != real)
+		*slash = '\0';
+	for (int i = 0; i < n; i++)
+		if (!strcmp(r[i].path, real) && (r[i].access & access) == access) {
+			free(real);
+			return n;
+		}
+	snprintf(r[n].path, sizeof(r[n].path), "%s", real);
+	r[n++].access = access;
+	free(real);
+	return n;
+}
+
+static int add_path(struct gpu_ll_rule *r, int n, int cap, const char *path, uint64_t access, int resolve)
+{
+	char *real = NULL;
+
+	if (!path || !*path || n >= cap)
+		return n;
+	if (resolve)
+		real = realpath(path, NULL);
+	snprintf(r[n].path, sizeof(r[n].path), "%s", real ? real : path);
+	r[n++].access = access;
+	free(real);
+	return n;
+}
+
+int gpu_sandbox_rules(const struct gpu_sandbox *sb, struct gpu_ll_rule *r, int cap)
 {
 	static const char *const lib_ro[] = { "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib",
 					      "/etc/ld.so.cache", "/proc/driver/nvidia", "/sys/devices",
 					      "/sys/bus/pci", "/proc/self", "/proc/cpuinfo", "/proc/meminfo",
 					      "/sys/devices/system/cpu", NULL };
+	uint64_t rw = LL_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		      LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_DIR |
+		      LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_SYM |
+		      LANDLOCK_ACCESS_FS_REFER | LL_FS_TRUNCATE;
+	int n = 0;
+
+	for (int i = 0; lib_ro[i] && n < cap; i++)
+		n = add_path(r, n, cap, lib_ro[i], LL_READ, 0);
+	n = add_path(r, n, cap, sb->kernel_so, LANDLOCK_ACCESS_FS_READ_FILE, 0);
+	n = add_path(r, n, cap, sb->cuda_lib_dir, LL_READ, 1);
+	n = device_rules(r, n, cap);
+	if (sb->profiler) {
+		const char *inj = getenv("CUDA_INJECTION64_PATH"), *pre = getenv("LD_PRELOAD");
+		const char *tmp = getenv("TMPDIR");
+		/* ncu's installation as pragma found it (resolved there), and
+		 * where ncu's launcher really put the injection: the libraries
+		 * it preloaded and the one the driver loads, each resolved. */
+		n = add_path(r, n, cap, sb->tool_dir, LL_READ | LANDLOCK_ACCESS_FS_EXECUTE, 1);
+		n = add_dir_of(r, n, cap, inj, LL_READ | LANDLOCK_ACCESS_FS_EXECUTE);
+		if (pre && *pre) {
+			char list[8192], *save = NULL;
+			snprintf(list, sizeof(list), "%s", pre);
+			for (char *t = strtok_r(list, ": ", &save); t; t = strtok_r(NULL, ": ", &save))
+				if (t[0] == '/')
+					n = add_dir_of(r, n, cap, t, LL_READ | LANDLOCK_ACCESS_FS_EXECUTE);
+		}
+		/* The cross-process lock and ncu's temporary files. */
+		n = add_path(r, n, cap, "/tmp", rw, 0);
+		if (tmp && *tmp)
+			n = add_path(r, n, cap, tmp, rw, 1);
+		n = add_path(r, n, cap, "/dev/shm", rw, 0);
+		n = add_path(r, n, cap, "/proc", LL_READ, 0);
+	}
+	return n;
+}
+
+/* ncu's front end and its target find each other on TCP ports from 49152
+ * (--port) up, one per connection (--max-connections, 64). */
+#define NCU_PORT_FIRST 49152
+#define NCU_PORT_COUNT 64
+
+static int landlock(struct gpu_sandbox *sb, int abi, char *why, size_t len)
+{
+	struct gpu_ll_rule *r = calloc(GPU_LL_RULES_MAX, sizeof(*r));
 	struct ll_attr attr = { 0 };
 	size_t size = sizeof(uint64_t);
-	int rs, rc = 0;
+	int rs, rc = 0, n;
 
+	if (!r) {
+		snprintf(why, len, "out of memory");
+		return -1;
+	}
 	attr.fs = fs_all(abi);
 	if (abi >= 4) {
 		attr.net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
@@ -141,22 +256,26 @@ static int landlock(struct gpu_sandbox *sb, int abi, char *why, size_t len)
 	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
 	if (rs < 0) {
 		snprintf(why, len, "landlock_create_ruleset: %s", strerror(errno));
+		free(r);
 		return -1;
 	}
-	for (int i = 0; lib_ro[i] && !rc; i++)
-		rc = ll_allow(rs, lib_ro[i], LL_READ, attr.fs);
-	rc = rc ? rc : ll_allow(rs, sb->kernel_so, LANDLOCK_ACCESS_FS_READ_FILE, attr.fs);
-	rc = rc ? rc : ll_allow(rs, sb->cuda_lib_dir, LL_READ, attr.fs);
-	rc = rc ? rc : allow_devices(rs, attr.fs);
-	if (!rc && sb->profiler) {
-		uint64_t rw = fs_all(abi) & ~(uint64_t)LANDLOCK_ACCESS_FS_EXECUTE;
-		rc = ll_allow(rs, sb->tool_dir, LL_READ | LANDLOCK_ACCESS_FS_EXECUTE, attr.fs);
-		rc = rc ? rc : ll_allow(rs, "/tmp", rw, attr.fs);
-		rc = rc ? rc : ll_allow(rs, "/dev/shm", rw, attr.fs);
-		rc = rc ? rc : ll_allow(rs, "/proc", LL_READ, attr.fs);
+	n = gpu_sandbox_rules(sb, r, GPU_LL_RULES_MAX);
+	for (int i = 0; i < n && !rc; i++) {
+		rc = ll_allow(rs, r[i].path, r[i].access, attr.fs);
+		if (rc)
+			snprintf(why, len, "landlock rule for %s: %s", r[i].path, strerror(errno));
 	}
+	if (!rc && sb->profiler && abi >= 4) {
+		struct ll_net_port_attr np = { .allowed_access = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP };
+		for (int p = 0; p < NCU_PORT_COUNT && !rc; p++) {
+			np.port = NCU_PORT_FIRST + p;
+			rc = (int)syscall(SYS_landlock_add_rule, rs, LL_RULE_NET_PORT, &np, 0);
+			if (rc)
+				snprintf(why, len, "landlock rule for TCP port %d: %s", (int)np.port, strerror(errno));
+		}
+	}
+	free(r);
 	if (rc) {
-		snprintf(why, len, "landlock rule: %s", strerror(errno));
 		close(rs);
 		return -1;
 	}
@@ -201,17 +320,104 @@ static const char *const allowed[] = {
 	NULL,
 };
 
+/* Profiler mode adds what ncu's injection does on the launching thread
+ * (see the top): its lock file (created, chmod'ed for other users,
+ * flock'ed, removed), temporary and shared-memory files, sockets to the
+ * front end, timers and event descriptors, thread names and affinity,
+ * capability checks for counter access. Processes stay forbidden (clone
+ * without CLONE_THREAD, execve). */
 static const char *const profiler_extra[] = {
-	/* ncu's injected library and its front end */
-	"socket", "connect", "sendto", "recvfrom", "sendmsg", "recvmsg", "shutdown", "getsockname", "getpeername",
-	"setsockopt", "getsockopt", "socketpair", "pipe2", "shmget", "shmat", "shmdt", "shmctl", "memfd_create",
-	"unlink", "unlinkat", "mkdir", "mkdirat", "rename", "renameat", "flock", "fsync", "fdatasync",
-	"timerfd_create", "timerfd_settime", "kill", "tgkill", "sched_setaffinity", "prctl", NULL,
+	/* files: the lock and temporary files */
+	"chmod", "fchmod", "fchmodat", "fchmodat2", "umask", "fchown", "fchownat", "unlink", "unlinkat", "mkdir",
+	"mkdirat", "rmdir", "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "flock",
+	"fsync", "fdatasync", "fallocate", "utimensat", "fadvise64", "dup2", "dup3", "pipe", "pipe2", "memfd_create",
+	"shmget", "shmat", "shmdt", "shmctl", "mincore",
+	/* sockets to the front end */
+	"socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "sendto", "recvfrom", "sendmsg",
+	"recvmsg", "sendmmsg", "recvmmsg", "shutdown", "getsockname", "getpeername", "setsockopt", "getsockopt",
+	"epoll_create", "epoll_create1", "epoll_pwait2",
+	/* timers, threads, identity */
+	"timerfd_create", "timerfd_settime", "timerfd_gettime", "timer_create", "timer_settime", "timer_gettime",
+	"timer_delete", "sched_setaffinity", "prctl", "capget", "getpriority",
+	"setpriority", "getpgid", "getsid", "getpgrp", "setitimer", "getitimer", "alarm", NULL,
 };
+
+const char *const *gpu_sandbox_profiler_syscalls(void)
+{
+	return profiler_extra;
+}
+
+const char *const *gpu_sandbox_base_syscalls(void)
+{
+	return allowed;
+}
+
+/* ---- learn mode: a supervisor thread answers seccomp notifications ---- */
+
+static struct {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int fd;                      /* the notification fd; -1 until loaded, -2 when loading failed */
+	unsigned char seen[1024];    /* syscall numbers already named */
+} learn = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .fd = -1 };
+
+/* Runs unconfined (started before the filter): names each new syscall the
+ * confined thread makes outside the list, then lets it proceed. */
+static void *learn_main(void *arg)
+{
+	struct seccomp_notif *req = NULL;
+	struct seccomp_notif_resp *resp = NULL;
+	int fd;
+
+	(void)arg;
+	pthread_mutex_lock(&learn.mu);
+	while (learn.fd == -1)
+		pthread_cond_wait(&learn.cv, &learn.mu);
+	fd = learn.fd;
+	pthread_mutex_unlock(&learn.mu);
+	if (fd < 0 || seccomp_notify_alloc(&req, &resp) < 0)
+		return NULL;
+	for (;;) {
+		memset(req, 0, sizeof(*req));
+		if (seccomp_notify_receive(fd, req) < 0) {
+			if (errno == EINTR || errno == ENOENT)
+				continue;
+			break;
+		}
+		if (req->data.nr >= 0 && req->data.nr < (int)sizeof(learn.seen) && !learn.seen[req->data.nr]) {
+			char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, req->data.nr);
+			char line[160];
+			int k;
+			learn.seen[req->data.nr] = 1;
+			k = snprintf(line, sizeof(line), "pragma-cuda-harness: profiler mode lacks syscall %d (%s)\n",
+				     req->data.nr, name ? name : "?");
+			if (write(2, line, (size_t)k) < 0) {
+				/* nothing to do: stderr is the only channel */
+			}
+			free(name);
+		}
+		memset(resp, 0, sizeof(*resp));
+		resp->id = req->id;
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		if (seccomp_notify_respond(fd, resp) < 0 && errno != ENOENT)
+			break;
+	}
+	seccomp_notify_free(req, resp);
+	return NULL;
+}
+
+static int learning(const struct gpu_sandbox *sb)
+{
+	const char *e = getenv("PRAGMA_CUDA_PROFILER_LEARN");
+
+	return sb->profiler && e && *e && strcmp(e, "0");
+}
 
 static int stage1(struct gpu_sandbox *sb, char *why, size_t len)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
+	int learn_mode = learning(sb);
+	scmp_filter_ctx ctx = seccomp_init(learn_mode ? SCMP_ACT_NOTIFY : SCMP_ACT_TRAP);
 	struct scmp_arg_cmp c;
 	int rc = 0;
 
@@ -230,10 +436,11 @@ static int stage1(struct gpu_sandbox *sb, char *why, size_t len)
 	rc = rc ? rc : rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL);
 	c = (struct scmp_arg_cmp)SCMP_A0(SCMP_CMP_NE, SIGSYS);
 	rc = rc ? rc : rule(ctx, SCMP_ACT_ALLOW, "rt_sigaction", 1, &c);
+	/* Signals to this process only, ncu's injection included. */
+	c = (struct scmp_arg_cmp)SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)sb->pid);
+	rc = rc ? rc : rule(ctx, SCMP_ACT_ALLOW, "tgkill", 1, &c);
+	rc = rc ? rc : rule(ctx, SCMP_ACT_ALLOW, "kill", 1, &c);
 	if (!sb->profiler) {
-		c = (struct scmp_arg_cmp)SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)sb->pid);
-		rc = rc ? rc : rule(ctx, SCMP_ACT_ALLOW, "tgkill", 1, &c);
-		rc = rc ? rc : rule(ctx, SCMP_ACT_ALLOW, "kill", 1, &c);
 		c = (struct scmp_arg_cmp)SCMP_A0(SCMP_CMP_EQ, 0);
 		rc = rc ? rc : rule(ctx, SCMP_ACT_ALLOW, "sched_setaffinity", 1, &c);
 		/* Thread names (the driver's helper threads) and stage 2. */
@@ -252,7 +459,24 @@ static int stage1(struct gpu_sandbox *sb, char *why, size_t len)
 		seccomp_release(ctx);
 		return -1;
 	}
+	/* The supervisor must exist before the filter so that it is not
+	 * under it; it waits for the notification descriptor. */
+	if (learn_mode && pthread_create(&learn.thread, NULL, learn_main, NULL) != 0) {
+		snprintf(why, len, "learn mode: cannot start the supervisor thread");
+		seccomp_release(ctx);
+		return -1;
+	}
 	rc = seccomp_load(ctx);
+	if (learn_mode) {
+		pthread_mutex_lock(&learn.mu);
+		/* our own copy: the context's goes with seccomp_release */
+		learn.fd = rc ? -2 : dup(seccomp_notify_fd(ctx));
+		if (learn.fd == -1)
+			learn.fd = -2;
+		pthread_cond_signal(&learn.cv);
+		pthread_mutex_unlock(&learn.mu);
+		pthread_detach(learn.thread);
+	}
 	seccomp_release(ctx);
 	if (rc) {
 		snprintf(why, len, "seccomp_load: %s", strerror(-rc));
