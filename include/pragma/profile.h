@@ -8,7 +8,10 @@
  *   par       par.*     CPU utilization from the task-clock software event
  *   roofline  roof.*    achieved GFLOP/s and GB/s against `pragma machine` peaks
  *   static    static.*  instruction mix of the disassembly, vectorization remarks
- *   sim       sim.*     valgrind callgrind cache and branch simulation
+ *   sim       sim.*     valgrind callgrind cache and branch simulation (of the verified build
+ *                       only: unavailable when valgrind cannot run it, e.g. AVX-512)
+ *   mca       mca.*     llvm-mca's model of the verified build's hot loops: cycles per
+ *                       iteration, the busiest port, latency vs throughput
  *   ncu       gpu.*     Nsight Compute (CUDA backend; registry and compendium only)
  *
  * A collector that cannot run says why (no PMU, perf_event_paranoid, no
@@ -41,11 +44,12 @@ enum pragma_collector {
 	PRAGMA_COL_STATIC = 1u << 4,
 	PRAGMA_COL_SIM = 1u << 5,
 	PRAGMA_COL_NCU = 1u << 6,
+	PRAGMA_COL_MCA = 1u << 7,
 };
 /* The CPU collectors a profile runs by default. */
 #define PRAGMA_COL_CPU_ALL                                                                              \
 	(PRAGMA_COL_TIMING | PRAGMA_COL_PERF | PRAGMA_COL_PAR | PRAGMA_COL_ROOFLINE | PRAGMA_COL_STATIC |  \
-	 PRAGMA_COL_SIM)
+	 PRAGMA_COL_SIM | PRAGMA_COL_MCA)
 
 /* "perf", "sim", ...; NULL for an unknown bit. */
 const char *pragma_collector_name(unsigned bit);
@@ -86,13 +90,14 @@ enum pragma_remark_kind {
 	PRAGMA_REMARK_VECTORIZED,     /* the compiler vectorized this loop */
 	PRAGMA_REMARK_NOT_VECTORIZED, /* it tried and failed; text says why */
 	PRAGMA_REMARK_CALL,           /* the kernel calls this function (libm, OpenMP runtime, ...) */
+	PRAGMA_REMARK_LOOP,           /* llvm-mca's reading of one hot loop of the build */
 };
 
-/* A source-level fact from the static collector. */
+/* A source-level fact from the static or mca collector. */
 struct pragma_remark {
 	enum pragma_remark_kind kind;
 	int line;                /* in the kernel source; 0 unknown */
-	char text[256];          /* "possible aliasing", "expf", "32 byte vectors" */
+	char text[384];          /* "possible aliasing", "expf (inside an innermost loop: ...)", a loop's model */
 	char code[128];          /* the source line, trimmed */
 };
 
@@ -261,9 +266,14 @@ int pragma_sim_parse_mix(const char *callgrind_text, const char *objdump_text, c
 
 /* ---- the static collector's pieces (lib/profile/static.c) ---- */
 
-/* Instruction mix from `objdump -d -l --no-show-raw-insn` text of the
- * kernel's .so, counting only the kernel's own functions (not crt stubs or
- * PLT entries). Sets static.* metrics and call remarks. */
+/* Instruction mix from `objdump -d -l -w [--inlines] [--no-show-raw-insn]`
+ * text of the kernel's .so, counting only the kernel's own functions (not
+ * crt stubs or PLT entries). Sets static.* metrics, a call remark per call
+ * saying where it is (inside an innermost loop, in an outer loop with its
+ * depth, or not in a loop: the top level or an OpenMP parallel region), and
+ * a note locating vector spills (a register stored to a fixed stack slot
+ * and loaded back from it; stores into stack arrays are not spills).
+ * Loops are the natural loops of each function's control flow. */
 int pragma_static_parse_objdump(const char *text, struct pragma_profile *p);
 /* Vectorization remarks from gcc -fopt-info-vec-all or clang
  * -Rpass=loop-vectorize -Rpass-missed=loop-vectorize
@@ -271,6 +281,79 @@ int pragma_static_parse_objdump(const char *text, struct pragma_profile *p);
  * source (may be NULL) gives the code of each line. */
 int pragma_static_parse_remarks(const char *text, const char *source_name, const char *source,
 				struct pragma_profile *p);
+
+/* ---- the mca collector's pieces (lib/profile/mca.c) ---- */
+
+/* The llvm-mca model (-mcpu) for this machine's cores and this code
+ * (code_avx512: the loops hold AVX-512 instructions). caveat (may be
+ * empty) says how the model differs from the machine: llvm-mca 14 has no
+ * Zen 4 or Zen 5 model, and Zen 4 runs each 512-bit operation on its
+ * 256-bit units. m NULL or unknown: a generic choice by ISA. */
+void pragma_mca_cpu(const struct pragma_machine *m, int code_avx512, char *cpu, size_t len, char *caveat,
+		    size_t clen);
+
+/* One loop given to llvm-mca. */
+struct pragma_mca_loop {
+	char fn[64];                 /* its function */
+	unsigned long addr;          /* its header's address in the .so */
+	int line, line_lo, line_hi;  /* kernel source lines (line: most of its instructions) */
+	int depth;                   /* nesting depth in its function (1 outermost) */
+	int outer_depth;             /* the loop depth its function runs at (helpers, OpenMP regions) */
+	int n_insns, branches, calls;
+	double weight;               /* measured: % of the kernel's executed instructions; else a rank */
+	int measured;                /* weight from callgrind's counts of this very build */
+	double flops;                /* FP operations per iteration (lanes; an FMA is 2) */
+	int avx512;                  /* holds AVX-512 instructions */
+	char *input;                 /* llvm-mca's input (malloc'ed) */
+	int dropped;                 /* instructions llvm-mca could not read, left out */
+	/* from llvm-mca */
+	int analyzed;
+	double cycles;               /* simulated cycles per iteration */
+	double resource_cycles;      /* Block RThroughput: what the ports alone need */
+	double ipc, uops;            /* uops per iteration */
+	int dispatch_width;
+	char resource[48];           /* the busiest resource (llvm-mca's name) */
+	char resource_desc[64];      /* what it executes ("loads", "FP/vector pipe") */
+	double resource_load;        /* its cycles per iteration */
+	char bound[16];              /* "latency", "port", "dispatch" */
+	char chain[96];              /* loop-carried chains: the accumulators of the body, else the
+	                              * register dependency llvm-mca names */
+	char error[200];             /* why it was not analyzed */
+};
+
+struct pragma_mca_plan {
+	struct pragma_mca_loop *loops; /* the hottest first */
+	size_t n;
+	size_t n_found, n_innermost;  /* loops in the code */
+	int measured;                 /* weights from callgrind's counts of this build */
+	int iterations;               /* -iterations for llvm-mca */
+	char cpu[32];
+	char caveat[256];
+};
+
+/* Choose up to max_loops innermost loops of the kernel's code, hottest
+ * first (by callgrind's per-instruction counts of the same .so when
+ * callgrind_text is given, else statically: deepest nesting, vector bodies
+ * before their scalar remainders), and write llvm-mca's input for each.
+ * -1 when the code has no loops. */
+int pragma_mca_plan(const char *objdump_text, const char *source_name, const char *callgrind_text,
+		    const char *so_name, const struct pragma_machine *m, int max_loops, struct pragma_mca_plan *plan);
+void pragma_mca_plan_release(struct pragma_mca_plan *plan);
+/* Drop the input lines llvm-mca refused (its stderr: "<file>:12:5: error:
+ * ...", or "unsupported instruction" with the instruction). 1 when lines
+ * were dropped (run it again), 0 when nothing could be matched. */
+int pragma_mca_fix_input(struct pragma_mca_loop *l, const char *stderr_text);
+/* Parse llvm-mca's text output (with -bottleneck-analysis) for one loop. */
+int pragma_mca_parse(const char *text, struct pragma_mca_loop *l, struct pragma_err *err);
+/* mca.* from the hottest analyzed loop, a loop remark for each analyzed
+ * loop, and the notes (model, caveats, what a loop's figures assume). */
+void pragma_mca_report(const struct pragma_mca_plan *plan, const char *source_name, struct pragma_profile *p);
+
+/* Why valgrind cannot run this build, or NULL: AVX-512 instructions in the
+ * .so's own code (from its disassembly) on a machine that has AVX-512 (so
+ * the native run may execute them; valgrind 3.x decodes none). Static
+ * buffer (thread-local). */
+const char *pragma_sim_refuse(const char *objdump_text, const char *source_name, const struct pragma_machine *m);
 
 /* ---- the roofline (lib/profile/roofline.c) ---- */
 

@@ -16,7 +16,8 @@
 static const char *const names[] = {
 	"memory-bound",	     "near-roof",	"far-from-roof", "under-vectorized", "narrow-vectors",
 	"no-fma",	     "low-parallelism", "cache-thrashing", "latency-bound-reduction", "register-spills",
-	"calls-in-loop",     "frontend-bound",	"bad-speculation", "backend-bound",
+	"calls-in-loop",     "frontend-bound",	"bad-speculation", "backend-bound", "latency-bound-loop",
+	"port-bound",
 };
 
 const char *const *pragma_bottleneck_names(size_t *n)
@@ -25,8 +26,13 @@ const char *const *pragma_bottleneck_names(size_t *n)
 	return names;
 }
 
+/* A metric the rules may use. Simulated figures only when sim ran (on the
+ * verified build, the only one it runs): a profile that says sim could not
+ * run has no business carrying sim.* figures, and none is used. */
 static int get(const struct pragma_profile *p, const char *name, double *v)
 {
+	if (!strncmp(name, "sim.", 4) && pragma_profile_why(p, "sim"))
+		return 0;
 	return pragma_profile_get(p, name, v);
 }
 
@@ -82,11 +88,12 @@ static const char *sim_caveat(const struct pragma_profile *p)
 
 	/* A kernel that keeps one core busy is one thread: the simulation sees it whole. */
 	if (pragma_profile_get(p, "par.busy_cores", &busy) && busy < 1.2)
-		snprintf(buf, sizeof(buf), " (simulated; the kernel runs on one thread)");
+		snprintf(buf, sizeof(buf), " (simulated by callgrind on this build; the kernel runs on one thread)");
 	else if (p->threads > 1)
-		snprintf(buf, sizeof(buf), " (simulated on 1 of %d threads: a rough guide for this kernel)", p->threads);
+		snprintf(buf, sizeof(buf), " (simulated on 1 of %d threads by callgrind on this build: a rough guide)",
+			 p->threads);
 	else
-		snprintf(buf, sizeof(buf), " (simulated)");
+		snprintf(buf, sizeof(buf), " (simulated by callgrind on this build)");
 	return buf;
 }
 
@@ -166,10 +173,11 @@ static void vector_rules(const struct pragma_profile *p, const struct pragma_mac
 		struct pragma_finding *f =
 			dyn ? add(d, "under-vectorized", packed < 10 ? 0.85 : 0.65,
 				  "under-vectorized: %.0f%% of the FP instructions executed are packed (%s FP instructions "
-				  "per call, simulated)",
+				  "per call, simulated by callgrind on this build)",
 				  packed, count(fp_ops, cnt, sizeof(cnt)))
 			    : add(d, "under-vectorized", packed < 10 ? 0.7 : 0.5,
-				  "under-vectorized: %.0f%% of the FP instructions in the code are packed (%.0f of %.0f)",
+				  "under-vectorized: %.0f%% of the FP instructions in the code are packed (%.0f of %.0f; "
+				  "static, from this build's disassembly)",
 				  packed, packed * fp_ops / 100, fp_ops);
 		for (size_t i = 0; i < p->n_remarks && remarks < 3; i++)
 			if (p->remarks[i].kind == PRAGMA_REMARK_NOT_VECTORIZED && p->remarks[i].line > 0) {
@@ -183,7 +191,9 @@ static void vector_rules(const struct pragma_profile *p, const struct pragma_mac
 			append(f, "; %.0f%% of the roofline", v);
 	} else if (get(p, "static.vector_bits", &bits) && bits == 0 && get(p, "static.loops_not_vectorized", &v) &&
 		   v > 0) {
-		struct pragma_finding *f = add(d, "under-vectorized", 0.5, "under-vectorized: no vector instructions in the kernel");
+		struct pragma_finding *f = add(d, "under-vectorized", 0.5,
+					       "under-vectorized: no vector instructions in the kernel (static, from this "
+					       "build's disassembly)");
 		for (size_t i = 0; i < p->n_remarks && remarks < 3; i++)
 			if (p->remarks[i].kind == PRAGMA_REMARK_NOT_VECTORIZED && p->remarks[i].line > 0) {
 				append(f, "; loop at %s not vectorized%s%s", where(p, p->remarks[i].line, w, sizeof(w)),
@@ -191,36 +201,56 @@ static void vector_rules(const struct pragma_profile *p, const struct pragma_mac
 				remarks++;
 			}
 	}
-	if (m && (get(p, "sim.vector_bits", &bits) || get(p, "static.vector_bits", &bits)) && bits > 0 && bits < 256 &&
-	    m->has_avx2 && packed >= 50)
+	int dyn_bits = get(p, "sim.vector_bits", &bits);
+	if (m && (dyn_bits || get(p, "static.vector_bits", &bits)) && bits > 0 && bits < 256 && m->has_avx2 &&
+	    packed >= 50)
 		add(d, "narrow-vectors", 0.5,
-		    "narrow vectors: the widest packed instructions use %.0f-bit registers; this CPU has %s", bits,
+		    "narrow vectors: the widest packed instructions %s use %.0f-bit registers; this CPU has %s",
+		    dyn_bits ? "executed (callgrind on this build)" : "in this build's code", bits,
 		    m->has_avx512f ? "256-bit AVX2 and 512-bit AVX-512" : "256-bit AVX2");
 	if (m && m->has_fma && get(p, "static.fma", &fma) && fma == 0 && get(p, "static.fp_mul", &mul) && mul > 0 &&
 	    get(p, "static.fp_add", &add_) && add_ > 0)
 		add(d, "no-fma", 0.45,
 		    "no FMA: %.0f multiplies and %.0f adds, no fused multiply-add although the CPU has FMA (one "
-		    "instruction and one rounding instead of two)",
+		    "instruction and one rounding instead of two; static, from this build's disassembly)",
 		    mul, add_);
-	if (get(p, "static.stack_spills", &v) && v > 0)
-		add(d, "register-spills", v >= 4 ? 0.55 : 0.4,
-		    "register spills: %.0f vector-register moves to or from the stack inside loops (an accumulator or "
-		    "tile that does not fit the %d vector registers)",
-		    v, m && m->has_avx512f ? 32 : 16);
+	if (get(p, "static.stack_spills", &v) && v > 0) {
+		struct pragma_finding *f =
+			add(d, "register-spills", v >= 4 ? 0.55 : 0.4,
+			    "register spills: %.0f vector-register moves to or from the stack inside innermost loops "
+			    "(registers stored to fixed stack slots and loaded back: more live values, an accumulator "
+			    "or tile, than the %d vector registers hold; static, from this build's disassembly)",
+			    v, m && m->has_avx512f ? 32 : 16);
+		/* where: the static note names the first */
+		for (size_t i = 0; i < p->n_notes; i++) {
+			const char *at = strstr(p->notes[i], "(the first at ");
+			if (strncmp(p->notes[i], "static: ", 8) || !at)
+				continue;
+			at += 14;
+			const char *end = strstr(at, "),");
+			append(f, "; the first at %.*s", (int)(end ? end - at : 0), at);
+			break;
+		}
+	}
 	for (size_t i = 0; i < p->n_remarks; i++)
 		/* A call in an outer loop (a memset per row tile) is cheap; in an
 		 * innermost loop it is paid per element. */
-		if (p->remarks[i].kind == PRAGMA_REMARK_CALL && strstr(p->remarks[i].text, "innermost loop")) {
+		/* "expf (inside an innermost loop: depth 3 of pk_forward)": only
+		 * a call the loop analysis put there; "not in a loop" and "in a
+		 * loop, not the innermost" are cheap. */
+		if (p->remarks[i].kind == PRAGMA_REMARK_CALL && strstr(p->remarks[i].text, " (inside an innermost loop")) {
 			char name[96];
 			snprintf(name, sizeof(name), "%.95s", p->remarks[i].text);
 			char *cut = strstr(name, " (inside");
 			if (cut)
 				*cut = 0;
+			const char *depth = strstr(p->remarks[i].text, "loop: ");
 			add(d, "calls-in-loop", 0.55,
-			    "calls %s inside an innermost loop%s%s: the call blocks vectorization and costs a call per "
-			    "iteration",
+			    "calls %s inside an innermost loop%s%s%s%.*s: the call blocks vectorization and costs a call "
+			    "per iteration (static, from this build's disassembly)",
 			    name, p->remarks[i].line > 0 ? " at " : "",
-			    p->remarks[i].line > 0 ? where(p, p->remarks[i].line, w, sizeof(w)) : "");
+			    p->remarks[i].line > 0 ? where(p, p->remarks[i].line, w, sizeof(w)) : "", depth ? ", " : "",
+			    depth ? (int)strcspn(depth + 6, ")") : 0, depth ? depth + 6 : "");
 			break;
 		}
 	for (size_t i = 0; i < p->n_remarks; i++) {
@@ -232,12 +262,93 @@ static void vector_rules(const struct pragma_profile *p, const struct pragma_mac
 				add(d, "latency-bound-reduction", 0.55,
 				    "latency-bound reduction: the loop at %s accumulates into one FP variable in order (%s): "
 				    "each add waits for the previous one (3-4 cycles), so the loop runs at one element "
-				    "per add latency",
+				    "per add latency (the compiler's vectorization remarks)",
 				    where(p, r->line, w2, sizeof(w2)), r->text);
 			if (get(p, "cpu.ipc", &v))
 				append(f, "; IPC %.2f", v);
 			break;
 		}
+	}
+}
+
+/* The hottest loop's model (llvm-mca on this build): what sets its pace.
+ * The model assumes L1 hits, so on a kernel the roofline calls
+ * memory-bound a port finding is a second opinion at best. */
+static void mca_rules(const struct pragma_profile *p, struct pragma_diagnosis *d)
+{
+	double cyc, ports, lat, press, share = -1, fl, bw = 0;
+	const struct pragma_remark *hot = NULL;
+	char w[128], model[64] = "llvm-mca";
+
+	if (!get(p, "mca.cycles_per_iter", &cyc) || !get(p, "mca.port_cycles_per_iter", &ports) || cyc <= 0)
+		return;
+	for (size_t i = 0; i < p->n_remarks && !hot; i++)
+		if (p->remarks[i].kind == PRAGMA_REMARK_LOOP)
+			hot = &p->remarks[i];
+	for (size_t i = 0; i < p->n_notes; i++) {
+		const char *s = strstr(p->notes[i], "llvm-mca's ");
+		if (!strncmp(p->notes[i], "mca: ", 5) && s) {
+			snprintf(model, sizeof(model), "llvm-mca's %.*s model", (int)strcspn(s + 11, " "), s + 11);
+			break;
+		}
+	}
+	get(p, "mca.hot_loop_pct", &share);
+	int memory = get(p, "roof.pct_peak_bw", &bw) && bw >= 40;
+	char at[160] = "";
+	if (hot && hot->line > 0)
+		snprintf(at, sizeof(at), " at %s", where(p, hot->line, w, sizeof(w)));
+	char weight[96] = "";
+	if (share >= 0)
+		snprintf(weight, sizeof(weight), ", %.0f%% of the executed instructions", share);
+	if (get(p, "mca.latency_pct", &lat) && lat >= 33) {
+		struct pragma_finding *f =
+			add(d, "latency-bound-loop", share >= 50 || share < 0 ? 0.55 : 0.4,
+			    "latency-bound loop: the hottest loop%s%s takes %.2f cycles per iteration where its ports "
+			    "need %.2f: %.0f%% of the time waits on a loop-carried dependency",
+			    at, weight, cyc, ports, lat);
+		const char *chain = hot ? strstr(hot->text, "dependency (") : NULL;
+		if (chain)
+			append(f, " (%.*s)", (int)strcspn(chain + 12, ")"), chain + 12);
+		append(f, "; independent accumulators (or interleaved iterations) let the ports work (%s of this build)",
+		       model);
+		if (memory)
+			append(f, "; the model assumes L1 hits and the kernel is at %.0f%% of the bandwidth peak", bw);
+	} else if (get(p, "mca.port_pressure_pct", &press) && press >= 80) {
+		const char *port = hot ? strstr(hot->text, "bound by port ") : NULL;
+		const char *disp = hot ? strstr(hot->text, "bound by dispatch") : NULL;
+		char what[160] = "", advice[200];
+		if (port) {
+			port += 14;
+			const char *busy = strstr(port, ", busy");
+			snprintf(what, sizeof(what), "port %.*s", (int)(busy ? busy - port : (long)strcspn(port, ",")), port);
+		} else if (disp) {
+			snprintf(what, sizeof(what), "the dispatch width");
+		} else {
+			snprintf(what, sizeof(what), "its busiest port");
+		}
+		if (strstr(what, "load"))
+			snprintf(advice, sizeof(advice), "loads are the limit: reuse each loaded value for more work "
+							 "(register blocking: more accumulators per load)");
+		else if (strstr(what, "store"))
+			snprintf(advice, sizeof(advice), "stores are the limit: keep partial results in registers and "
+							 "write each output once");
+		else if (disp)
+			snprintf(advice, sizeof(advice), "too many micro-ops per iteration: fewer, wider instructions");
+		else
+			snprintf(advice, sizeof(advice), "the execution ports are the limit: fewer instructions per result "
+							 "(FMA, wider vectors, no redundant shuffles or conversions), or a "
+							 "cheaper algorithm");
+		struct pragma_finding *f =
+			add(d, "port-bound", memory ? 0.3 : share >= 50 || share < 0 ? 0.5 : 0.35,
+			    "port-bound loop: the hottest loop%s%s is bound by %s, busy %.0f%% of its %.2f cycles per "
+			    "iteration; %s (%s of this build)",
+			    at, weight, what, press, cyc, advice, model);
+		if (get(p, "mca.flops_per_cycle", &fl))
+			append(f, "; %.1f FP operations per cycle", fl);
+		if (memory)
+			append(f, "; but the kernel is at %.0f%% of the bandwidth peak and the model assumes L1 hits: "
+				  "memory comes first",
+			       bw);
 	}
 }
 
@@ -365,6 +476,7 @@ void pragma_diagnose(const struct pragma_profile *p, const struct pragma_machine
 	memset(d, 0, sizeof(*d));
 	roofline_rules(p, d);
 	vector_rules(p, m, d);
+	mca_rules(p, d);
 	par_rules(p, d);
 	cache_rules(p, d);
 	topdown_rules(p, d);

@@ -158,6 +158,8 @@ static const char *remark_kind_name(enum pragma_remark_kind k)
 		return "vectorized";
 	case PRAGMA_REMARK_NOT_VECTORIZED:
 		return "not_vectorized";
+	case PRAGMA_REMARK_LOOP:
+		return "loop";
 	default:
 		return "call";
 	}
@@ -254,6 +256,8 @@ int pragma_profile_from_json(json_t *j, struct pragma_profile *p, struct pragma_
 			rk = PRAGMA_REMARK_VECTORIZED;
 		else if (!strcmp(kind, "not_vectorized"))
 			rk = PRAGMA_REMARK_NOT_VECTORIZED;
+		else if (!strcmp(kind, "loop"))
+			rk = PRAGMA_REMARK_LOOP;
 		pragma_profile_remark(p, rk, (int)json_integer_value(json_object_get(v, "line")), text,
 				      json_string_value(json_object_get(v, "code")));
 	}
@@ -324,7 +328,14 @@ void pragma_profile_headline(const struct pragma_profile *p, struct pragma_buf *
 			pragma_buf_addf(out, ", %.0f FMA", w);
 	}
 	if (pragma_profile_get(p, "static.stack_spills", &v) && v > 0)
-		pragma_buf_addf(out, "%s%.0f vector spills in inner loops", out->len > start ? "; " : "", v);
+		pragma_buf_addf(out, "%s%.0f vector spill/reload instructions in innermost loops", out->len > start ? "; " : "", v);
+	if (pragma_profile_get(p, "mca.cycles_per_iter", &v)) {
+		pragma_buf_addf(out, "%shot loop %.2f cycles/iteration (model)", out->len > start ? "; " : "", v);
+		if (pragma_profile_get(p, "mca.latency_pct", &w) && w >= 25)
+			pragma_buf_addf(out, ", %.0f%% waiting on dependencies", w);
+		else if (pragma_profile_get(p, "mca.port_pressure_pct", &w))
+			pragma_buf_addf(out, ", busiest port %.0f%% busy", w);
+	}
 	if (pragma_profile_get(p, "static.nt_stores", &v))
 		pragma_buf_addf(out, "%s%s streaming stores", out->len > start ? "; " : "", v > 0 ? "with" : "no");
 	if (pragma_profile_get(p, "sim.insn_per_flop", &v))
@@ -377,6 +388,8 @@ void pragma_profile_table(const struct pragma_profile *p, const char *const *ext
 					 r->line);
 			if (r->kind == PRAGMA_REMARK_CALL)
 				pragma_buf_addf(out, "  %scalls %s\n", where, r->text);
+			else if (r->kind == PRAGMA_REMARK_LOOP)
+				pragma_buf_addf(out, "  %sloop (llvm-mca): %s\n", where, r->text);
 			else
 				pragma_buf_addf(out, "  %sloop %s%s%s%s%s\n", where,
 						r->kind == PRAGMA_REMARK_VECTORIZED ? "vectorized" : "not vectorized",

@@ -16,6 +16,7 @@
 #define S PRAGMA_COL_STATIC
 #define SIM PRAGMA_COL_SIM
 #define G PRAGMA_COL_NCU
+#define MCA PRAGMA_COL_MCA
 #define HI PRAGMA_BETTER_HIGHER
 #define LO PRAGMA_BETTER_LOWER
 #define NE PRAGMA_BETTER_NEUTRAL
@@ -59,6 +60,20 @@ static const struct pragma_metric_def defs[] = {
 	{ "static.zmm", "count", S, "512-bit instructions", 0, NE, 0.01, NULL },
 	{ "static.ymm", "count", S, "256-bit instructions", 0, NE, 0.01, NULL },
 	{ "static.xmm", "count", S, "128-bit instructions", 0, NE, 0.01, NULL },
+	{ "static.avx512", "count", S, "AVX-512 (EVEX) instructions", 0, NE, 0.01, NULL },
+	{ "static.loops", "count", S, "loops in the code", 0, NE, 0.01, NULL },
+
+	/* llvm-mca's model of the hottest loop of this very build: a model
+	 * (all loads hit L1), exact for the same code and model. */
+	{ "mca.cycles_per_iter", "cycles", MCA, "cycles per iteration (hot loop, model)", 1, NE, 0.02, NULL },
+	{ "mca.port_cycles_per_iter", "cycles", MCA, "cycles per iteration the ports alone need", 1, NE, 0.02, NULL },
+	{ "mca.port_pressure_pct", "%", MCA, "busiest port's share of the cycles", 1, NE, 0.03, NULL },
+	{ "mca.latency_pct", "%", MCA, "cycles the ports do not explain (dependency chains)", 1, LO, 0.05, NULL },
+	{ "mca.flops_per_cycle", "FLOP/cycle", MCA, "FP operations per cycle (hot loop, model)", 1, HI, 0.02, NULL },
+	{ "mca.ipc", "ratio", MCA, "instructions per cycle (hot loop, model)", 0, NE, 0.02, NULL },
+	{ "mca.uops_per_iter", "count", MCA, "micro-ops per iteration (hot loop)", 0, LO, 0.02, NULL },
+	{ "mca.hot_loop_pct", "%", MCA, "hot loop's share of the executed instructions", 1, NE, 0.05, NULL },
+	{ "mca.loops_analyzed", "count", MCA, "loops modeled", 0, NE, 0.01, NULL },
 
 	{ "par.utilization", "%", PAR, "CPU utilization", 1, HI, 0.10, NULL },
 	{ "par.busy_cores", "cores", PAR, "busy cores", 1, HI, 0.10, NULL },
@@ -160,7 +175,7 @@ static const struct {
 } collectors[] = {
 	{ PRAGMA_COL_TIMING, "timing" }, { PRAGMA_COL_PERF, "perf" },	      { PRAGMA_COL_PAR, "par" },
 	{ PRAGMA_COL_ROOFLINE, "roofline" }, { PRAGMA_COL_STATIC, "static" }, { PRAGMA_COL_SIM, "sim" },
-	{ PRAGMA_COL_NCU, "ncu" },
+	{ PRAGMA_COL_NCU, "ncu" }, { PRAGMA_COL_MCA, "mca" },
 };
 
 const char *pragma_collector_name(unsigned bit)
@@ -190,8 +205,8 @@ int pragma_collectors_parse(const char *list, unsigned *mask, struct pragma_err 
 				bit = collectors[i].bit;
 		if (!bit) {
 			pragma_err_set(err, PRAGMA_E_INPUT, "unknown collector '%s'", tok);
-			pragma_err_hint(err, "collectors: perf, par, roofline, static, sim (timing always runs; ncu is "
-					     "for CUDA kernels)");
+			pragma_err_hint(err, "collectors: perf, par, roofline, static, sim, mca (timing always runs; "
+					     "ncu is for CUDA kernels)");
 			return -1;
 		}
 		*mask |= bit;

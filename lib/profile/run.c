@@ -244,10 +244,12 @@ static int check_outputs(const struct pragma_profile_opts *o, const char *dir, s
 	return ret;
 }
 
-/* The disassembly of a .so's code, with source lines. */
+/* The disassembly of a .so's code, with source lines (through inline
+ * chains: an intrinsic's instructions get the kernel's line) and raw bytes
+ * (an EVEX prefix tells AVX-512 apart exactly). */
 static int objdump(const char *so, struct pragma_buf *out, struct pragma_err *err)
 {
-	const char *argv[] = { "objdump", "-d", "-l", "-w", "--no-show-raw-insn", "-j", ".text", so, NULL };
+	const char *argv[] = { "objdump", "-d", "-l", "-w", "--inlines", "-j", ".text", so, NULL };
 	struct pragma_child c = PRAGMA_CHILD_INIT;
 	int ret = -1;
 
@@ -268,19 +270,28 @@ static int objdump(const char *so, struct pragma_buf *out, struct pragma_err *er
 	return ret;
 }
 
-static void run_static(const struct pragma_profile_opts *o, const char *so, struct pragma_profile *p)
+/* The verified .so's disassembly, shared by static, sim and mca: all
+ * three read the same build. */
+struct code_ev {
+	struct pragma_buf dis;
+	char dis_err[256];       /* why there is none */
+	struct pragma_buf cg;    /* callgrind's output for this .so, when sim ran */
+};
+
+static void run_static(const struct pragma_profile_opts *o, const char *so, const struct code_ev *ev,
+		       struct pragma_profile *p)
 {
 	struct pragma_child c = PRAGMA_CHILD_INIT;
 	struct pragma_err e = PRAGMA_ERR_INIT;
-	struct pragma_buf inc = PRAGMA_BUF_INIT, src = PRAGMA_BUF_INIT, dis = PRAGMA_BUF_INIT;
+	struct pragma_buf inc = PRAGMA_BUF_INIT, src = PRAGMA_BUF_INIT;
 	const char *cc = getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ? getenv("PRAGMA_CC") : "gcc";
 	int clang = strstr(cc, "clang") != NULL;
 
-	if (objdump(so, &dis, &e) < 0) {
-		pragma_profile_unavailable(p, "static", "%s", e.msg);
+	if (!ev->dis.len) {
+		pragma_profile_unavailable(p, "static", "%s", ev->dis_err);
 		goto out;
 	}
-	if (pragma_static_parse_objdump(dis.data, p) < 0) {
+	if (pragma_static_parse_objdump(ev->dis.data, p) < 0) {
 		pragma_profile_unavailable(p, "static", "no code of the kernel's own in the disassembly of %s", so);
 		goto out;
 	}
@@ -331,7 +342,6 @@ out:
 	pragma_child_release(&c);
 	pragma_buf_release(&inc);
 	pragma_buf_release(&src);
-	pragma_buf_release(&dis);
 }
 
 static double sim_budget(const struct pragma_profile_opts *o)
@@ -346,21 +356,31 @@ static double sim_budget(const struct pragma_profile_opts *o)
 	return SIM_DEFAULT_BUDGET_S;
 }
 
-static void run_sim(const struct pragma_profile_opts *o, const struct pragma_machine *m, const char *dir,
-		    double median_ms, struct pragma_profile *p)
+/* callgrind on the very .so that was verified and timed: never another
+ * build. Where valgrind cannot run it (AVX-512 on a machine that has it),
+ * sim says so and produces nothing. */
+static void run_sim(const struct pragma_profile_opts *o, const struct pragma_machine *m, const char *so,
+		    const char *dir, double median_ms, struct code_ev *ev, struct pragma_profile *p)
 {
-	struct pragma_buf valgrind = PRAGMA_BUF_INIT, so = PRAGMA_BUF_INIT, out = PRAGMA_BUF_INIT,
-			  sdir = PRAGMA_BUF_INIT, text = PRAGMA_BUF_INIT, toggle = PRAGMA_BUF_INIT;
-	struct pragma_build_opts bo = { .flags = o->flags, .no_avx512 = 1 };
+	struct pragma_buf valgrind = PRAGMA_BUF_INIT, out = PRAGMA_BUF_INIT, sdir = PRAGMA_BUF_INIT,
+			  toggle = PRAGMA_BUF_INIT;
 	struct pragma_err e = PRAGMA_ERR_INIT;
 	char cache[3][64];
-	const char *wrapper[16];
+	const char *wrapper[16], *refuse;
 	double cpu_ms, budget = sim_budget(o), est;
 	int n = 0, line = 64;
 	json_t *res = NULL;
 
 	if (!pragma_which("valgrind", &valgrind)) {
 		pragma_profile_unavailable(p, "sim", "valgrind is not installed (apt-get install valgrind)");
+		goto out;
+	}
+	if (!ev->dis.len) {
+		pragma_profile_unavailable(p, "sim", "cannot tell whether valgrind can run this build: %s", ev->dis_err);
+		goto out;
+	}
+	if ((refuse = pragma_sim_refuse(ev->dis.data, p->source_name, m))) {
+		pragma_profile_unavailable(p, "sim", "%s", refuse);
 		goto out;
 	}
 	/* The work of one call on one thread: CPU time if we counted it. */
@@ -373,11 +393,6 @@ static void run_sim(const struct pragma_profile_opts *o, const struct pragma_mac
 					   "the budget of %.0f s (--sim-budget, or [profile] sim_budget in the config); "
 					   "a smaller size (--set) makes it affordable",
 					   est, cpu_ms, SIM_SLOWDOWN, budget);
-		goto out;
-	}
-	/* valgrind 3.19 cannot decode AVX-512: the simulated build leaves it out. */
-	if (pragma_build_cached(o->kernel_src, &bo, &so, &e) < 0) {
-		pragma_profile_unavailable(p, "sim", "the build without AVX-512 failed: %s", e.msg);
 		goto out;
 	}
 	pragma_buf_addf(&sdir, "%s/sim", dir);
@@ -402,40 +417,139 @@ static void run_sim(const struct pragma_profile_opts *o, const struct pragma_mac
 	if (nc < 3)
 		pragma_profile_note(p, "sim: valgrind chose part of the cache geometry itself (sysfs did not describe every level)");
 
-	struct hrun h = { .so = so.data, .dir = sdir.data, .n_sets = 1, .warmup = 0, .reps = 1, .cold = 1,
+	struct hrun h = { .so = so, .dir = sdir.data, .n_sets = 1, .warmup = 0, .reps = 1, .cold = 1,
 			  .sandbox = 0, .threads = 1, .wrapper = wrapper,
 			  .timeout_ms = (int)(fmin(budget * 3, 7200) * 1000) };
 	if (run_harness(o, &h, &res, &e) < 0) {
 		pragma_profile_unavailable(p, "sim", "the run under valgrind failed: %s", e.msg);
 		goto out;
 	}
-	if (pragma_read_file(out.data, &text, 256 << 20, &e) < 0 ||
-	    pragma_sim_parse(text.data, 1, line, p, &e) < 0) {
+	if (pragma_read_file(out.data, &ev->cg, 256 << 20, &e) < 0 ||
+	    pragma_sim_parse(ev->cg.data, 1, line, p, &e) < 0) {
+		pragma_buf_reset(&ev->cg);
 		pragma_profile_unavailable(p, "sim", "%s", e.msg);
 		goto out;
 	}
-	{
-		struct pragma_buf dis = PRAGMA_BUF_INIT;
-		if (objdump(so.data, &dis, &e) < 0 || pragma_sim_parse_mix(text.data, dis.data, so.data, 1, p) < 0)
-			pragma_profile_note(p, "sim: no per-instruction counts for the kernel, so no executed instruction mix");
-		pragma_buf_release(&dis);
-	}
+	if (pragma_sim_parse_mix(ev->cg.data, ev->dis.data, so, 1, p) < 0)
+		pragma_profile_note(p, "sim: no per-instruction counts for the kernel, so no executed instruction mix");
 	double busy = 0;
 	pragma_profile_note(p, "sim: threads simulated: 1 of %d%s; cache and branch rates are one thread's view of a "
 			       "cold cache, with absolute counts beside them (a rare mispredicted loop exit is not a "
 			       "branch problem)", p->threads > 0 ? p->threads : 1,
 			    pragma_profile_get(p, "par.busy_cores", &busy) && busy < 1.2 && p->threads > 1
 				    ? " (the kernel keeps one core busy: little is lost)" : "");
-	pragma_profile_note(p, "sim: the simulated run is not sandboxed (valgrind cannot run under seccomp and "
-			       "Landlock); only kernels that passed verification get here");
+	pragma_profile_note(p, "sim: simulated the verified build itself; the simulated run is not sandboxed "
+			       "(valgrind cannot run under seccomp and Landlock), and only kernels that passed "
+			       "verification get here");
 out:
 	json_decref(res);
 	pragma_buf_release(&valgrind);
-	pragma_buf_release(&so);
 	pragma_buf_release(&out);
 	pragma_buf_release(&sdir);
-	pragma_buf_release(&text);
 	pragma_buf_release(&toggle);
+}
+
+/* llvm-mca: its versioned names too (Debian installs llvm-mca-14 and, with
+ * the llvm package, llvm-mca). */
+static int find_llvm_mca(struct pragma_buf *path)
+{
+	static const char *const names[] = { "llvm-mca", "llvm-mca-19", "llvm-mca-18", "llvm-mca-17", "llvm-mca-16",
+					     "llvm-mca-15", "llvm-mca-14", "llvm-mca-13", NULL };
+
+	for (int i = 0; names[i]; i++)
+		if (pragma_which(names[i], path))
+			return 1;
+	return 0;
+}
+
+#define MCA_MAX_LOOPS 8
+#define MCA_BUDGET_MS 60000.0
+
+/* llvm-mca on the hottest innermost loops of the verified .so; with
+ * callgrind's counts of the same .so when sim ran, to find them. */
+static void run_mca(const struct pragma_machine *m, const char *so, const struct code_ev *ev, struct pragma_profile *p)
+{
+	struct pragma_buf mca = PRAGMA_BUF_INIT;
+	struct pragma_mca_plan plan;
+	char first_err[300] = "";
+	double spent = 0;
+	int analyzed = 0;
+
+	memset(&plan, 0, sizeof(plan));
+	if (!find_llvm_mca(&mca)) {
+		pragma_profile_unavailable(p, "mca", "llvm-mca is not installed (apt-get install llvm; "
+						     "scripts/install-deps.sh)");
+		goto out;
+	}
+	if (!ev->dis.len) {
+		pragma_profile_unavailable(p, "mca", "needs the disassembly of the build: %s", ev->dis_err);
+		goto out;
+	}
+	if (pragma_mca_plan(ev->dis.data, p->source_name, ev->cg.len ? ev->cg.data : NULL, so, m, MCA_MAX_LOOPS,
+			    &plan) < 0) {
+		pragma_profile_unavailable(p, "mca", "no code of the kernel's own in the disassembly of %s", so);
+		goto out;
+	}
+	if (!plan.n) {
+		if (!plan.n_found)
+			pragma_profile_unavailable(p, "mca", "the kernel's code has no loops: nothing to model");
+		else
+			pragma_profile_unavailable(p, "mca",
+						   "none of the %zu innermost loops (of %zu) can be modeled: over %d "
+						   "instructions, or never executed in the simulated call",
+						   plan.n_innermost, plan.n_found, 2000);
+		goto out;
+	}
+	for (size_t k = 0; k < plan.n && spent < MCA_BUDGET_MS; k++) {
+		struct pragma_mca_loop *l = &plan.loops[k];
+		char cpu[48], iters[32];
+		snprintf(cpu, sizeof(cpu), "-mcpu=%s", plan.cpu);
+		snprintf(iters, sizeof(iters), "-iterations=%d", plan.iterations);
+		for (int attempt = 0; attempt < 4; attempt++) {
+			const char *argv[] = { mca.data, "-mtriple=x86_64-unknown-linux-gnu", cpu, iters,
+					       "-bottleneck-analysis", "-", NULL };
+			struct pragma_child c = PRAGMA_CHILD_INIT;
+			struct pragma_err e = PRAGMA_ERR_INIT;
+			c.argv = argv;
+			c.stdin_data = l->input;
+			c.stdin_len = strlen(l->input);
+			c.timeout_ms = 30000;
+			c.out_cap = 8 << 20;
+			c.err_cap = 64 << 10;
+			int rc = pragma_child_run(&c, &e);
+			spent += c.wall_ms;
+			if (rc == 0 && c.exited && !c.exit_code && !c.out_truncated) {
+				if (pragma_mca_parse(c.out.data, l, &e) == 0)
+					analyzed++;
+				else
+					snprintf(l->error, sizeof(l->error), "%.190s", e.msg);
+				pragma_child_release(&c);
+				break;
+			}
+			snprintf(l->error, sizeof(l->error), "%.190s", rc < 0 ? e.msg : c.err.len ? c.err.data : "llvm-mca failed");
+			int again = rc == 0 && c.exited && pragma_mca_fix_input(l, c.err.data) > 0;
+			pragma_child_release(&c);
+			if (!again)
+				break;
+		}
+		if (!l->analyzed && !first_err[0]) {
+			char *nl = strchr(l->error, '\n');
+			if (nl)
+				*nl = 0;
+			snprintf(first_err, sizeof(first_err), "%.199s", l->error);
+		}
+	}
+	if (!analyzed) {
+		pragma_profile_unavailable(p, "mca", "llvm-mca (model %s) could not analyze any loop: %s", plan.cpu,
+					   first_err);
+		goto out;
+	}
+	pragma_mca_report(&plan, p->source_name, p);
+	if (spent >= MCA_BUDGET_MS)
+		pragma_profile_note(p, "mca: stopped after %.0f s (budget): fewer loops modeled", spent / 1e3);
+out:
+	pragma_mca_plan_release(&plan);
+	pragma_buf_release(&mca);
 }
 
 int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profile *p, struct pragma_err *err)
@@ -557,10 +671,23 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 	}
 	if (mask & PRAGMA_COL_ROOFLINE)
 		pragma_roofline(o->task->flops, o->task->bytes, median, m, p);
-	if (mask & PRAGMA_COL_STATIC)
-		run_static(o, so.data, p);
-	if (mask & PRAGMA_COL_SIM)
-		run_sim(o, m, work.data, median, p);
+	{
+		/* static, sim and mca all read this one build's code */
+		struct code_ev ev = { PRAGMA_BUF_INIT, "", PRAGMA_BUF_INIT };
+		if (mask & (PRAGMA_COL_STATIC | PRAGMA_COL_SIM | PRAGMA_COL_MCA)) {
+			struct pragma_err de = PRAGMA_ERR_INIT;
+			if (objdump(so.data, &ev.dis, &de) < 0)
+				snprintf(ev.dis_err, sizeof(ev.dis_err), "%.250s", de.msg);
+		}
+		if (mask & PRAGMA_COL_STATIC)
+			run_static(o, so.data, &ev, p);
+		if (mask & PRAGMA_COL_SIM)
+			run_sim(o, m, so.data, work.data, median, &ev, p);
+		if (mask & PRAGMA_COL_MCA)
+			run_mca(m, so.data, &ev, p);
+		pragma_buf_release(&ev.dis);
+		pragma_buf_release(&ev.cg);
+	}
 	ret = 0;
 out:
 	free(extra);

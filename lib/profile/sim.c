@@ -211,8 +211,11 @@ static void note_fn(unsigned char *is_pk, int id, const char *name)
 		is_pk[id] = !strcmp(name, "pk_forward");
 }
 
-int pragma_sim_parse_mix(const char *cg_text, const char *objdump_text, const char *so_name, int calls,
-			 struct pragma_profile *p)
+/* callgrind's per-instruction Ir for the object so_name, sorted by
+ * address with duplicates merged; *pk_min: pk_forward's lowest address as
+ * callgrind saw it (for aligning with objdump). -1 without any. */
+static int callgrind_addr_costs(const char *cg_text, const char *so_name, struct addr_cost **out, size_t *n_out,
+				unsigned long *pk_min_out, int *pk_seen_out)
 {
 	char(*ob_names)[256] = calloc(MAX_OB, 256);
 	unsigned char *is_pk = calloc(MAX_FN, 1);
@@ -223,15 +226,12 @@ int pragma_sim_parse_mix(const char *cg_text, const char *objdump_text, const ch
 	unsigned long last_addr = 0, last_line = 0, pk_min = 0;
 	int pk_seen = 0;
 	const char *line = cg_text, *so_base = strrchr(so_name, '/');
-	struct profile_insn *ins = NULL;
-	size_t n_ins = 0;
-	int ret = -1;
 
+	*out = NULL;
+	*n_out = 0;
 	so_base = so_base ? so_base + 1 : so_name;
 	if (!ob_names || !is_pk)
 		abort();
-	if (calls < 1)
-		calls = 1;
 	while (line && *line) {
 		const char *eol = strchr(line, '\n');
 		size_t len = eol ? (size_t)(eol - line) : strlen(line);
@@ -277,17 +277,19 @@ int pragma_sim_parse_mix(const char *cg_text, const char *objdump_text, const ch
 					abort();
 			}
 			v[n++] = (struct addr_cost){ last_addr, ir };
-			if (cur_fn >= 0 && cur_fn < MAX_FN && is_pk[cur_fn] &&
-			    (!pk_seen || last_addr < pk_min)) {
+			if (cur_fn >= 0 && cur_fn < MAX_FN && is_pk[cur_fn] && (!pk_seen || last_addr < pk_min)) {
 				pk_min = last_addr;
 				pk_seen = 1;
 			}
 		}
 	}
-	if (!n || !have_instr)
-		goto out;
+	free(ob_names);
+	free(is_pk);
+	if (!n || !have_instr) {
+		free(v);
+		return -1;
+	}
 	qsort(v, n, sizeof(*v), cmp_addr);
-	/* merge duplicates */
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (k && v[k - 1].addr == v[i].addr)
@@ -295,37 +297,75 @@ int pragma_sim_parse_mix(const char *cg_text, const char *objdump_text, const ch
 		else
 			v[k++] = v[i];
 	}
-	n = k;
-	if (profile_objdump_insns(objdump_text, p->source_name, &ins, &n_ins) < 0)
-		goto out;
+	*out = v;
+	*n_out = k;
+	*pk_min_out = pk_min;
+	*pk_seen_out = pk_seen;
+	return 0;
+}
 
+int profile_callgrind_costs(const char *cg_text, const char *so_name, const struct profile_code *code, double **cost)
+{
+	struct addr_cost *v;
+	size_t n;
+	unsigned long pk_min;
+	int pk_seen;
+
+	*cost = NULL;
+	if (callgrind_addr_costs(cg_text, so_name, &v, &n, &pk_min, &pk_seen) < 0)
+		return -1;
 	/* callgrind gives object-relative addresses for shared objects, as
 	 * objdump does; align on pk_forward's entry in case it does not. */
 	long delta = 0;
-	for (size_t i = 0; i < n_ins && pk_seen; i++)
-		if (!strcmp(ins[i].fn, "pk_forward")) {
-			delta = (long)pk_min - (long)ins[i].addr;
+	for (size_t i = 0; i < code->n && pk_seen; i++)
+		if (!strcmp(code->insns[i].fn, "pk_forward")) {
+			delta = (long)pk_min - (long)code->insns[i].addr;
 			break;
 		}
+	*cost = calloc(code->n + 1, sizeof(double));
+	if (!*cost)
+		abort();
+	for (size_t i = 0; i < code->n; i++) {
+		struct addr_cost key = { (unsigned long)((long)code->insns[i].addr + delta), 0 }, *hit;
+		hit = bsearch(&key, v, n, sizeof(*v), cmp_addr);
+		if (hit && hit->ir > 0)
+			(*cost)[i] = hit->ir;
+	}
+	free(v);
+	return 0;
+}
+
+int pragma_sim_parse_mix(const char *cg_text, const char *objdump_text, const char *so_name, int calls,
+			 struct pragma_profile *p)
+{
+	struct profile_code code;
+	double *cost = NULL;
+	int ret = -1;
+
+	if (calls < 1)
+		calls = 1;
+	if (profile_code_parse(objdump_text, p->source_name, &code) < 0)
+		return -1;
+	if (profile_callgrind_costs(cg_text, so_name, &code, &cost) < 0)
+		goto out;
 	double fp = 0, packed = 0, fma = 0, total = 0, width_ir[3] = { 0 };
 	double line_ir[4096] = { 0 };
-	for (size_t i = 0; i < n_ins; i++) {
-		struct addr_cost key = { (unsigned long)((long)ins[i].addr + delta), 0 }, *hit;
+	for (size_t i = 0; i < code.n; i++) {
 		struct profile_iclass c;
-		hit = bsearch(&key, v, n, sizeof(*v), cmp_addr);
-		if (!hit || hit->ir <= 0)
+		double ir = cost[i];
+		if (ir <= 0)
 			continue;
-		profile_insn_class(&ins[i], &c);
-		total += hit->ir;
+		profile_insn_class(&code.insns[i], &c);
+		total += ir;
 		if (c.fp) {
-			fp += hit->ir;
-			packed += c.fp == 2 ? hit->ir : 0;
-			fma += c.fma ? hit->ir : 0;
+			fp += ir;
+			packed += c.fp == 2 ? ir : 0;
+			fma += c.fma ? ir : 0;
 		}
 		if (c.width)
-			width_ir[c.width == 128 ? 0 : c.width == 256 ? 1 : 2] += hit->ir;
-		if (ins[i].line > 0 && ins[i].line < 4096)
-			line_ir[ins[i].line] += hit->ir;
+			width_ir[c.width == 128 ? 0 : c.width == 256 ? 1 : 2] += ir;
+		if (code.insns[i].line > 0 && code.insns[i].line < 4096)
+			line_ir[code.insns[i].line] += ir;
 	}
 	if (total <= 0)
 		goto out;
@@ -355,9 +395,35 @@ int pragma_sim_parse_mix(const char *cg_text, const char *objdump_text, const ch
 	}
 	ret = 0;
 out:
-	free(v);
-	free(ins);
-	free(ob_names);
-	free(is_pk);
+	free(cost);
+	profile_code_release(&code);
 	return ret;
+}
+
+const char *pragma_sim_refuse(const char *objdump_text, const char *source_name, const struct pragma_machine *m)
+{
+	static _Thread_local char why[400];
+	struct profile_code code;
+	size_t n512 = 0, first = 0;
+
+	if (m && !m->has_avx512f)
+		return NULL; /* the native run cannot have executed AVX-512: valgrind takes the same path */
+	if (profile_code_parse(objdump_text, source_name, &code) < 0)
+		return NULL;
+	for (size_t i = 0; i < code.n; i++)
+		if (profile_insn_avx512(&code.insns[i]) && !n512++)
+			first = i;
+	if (n512) {
+		char at[96] = "";
+		if (code.insns[first].line > 0)
+			snprintf(at, sizeof(at), " at %s:%d", source_name && *source_name ? source_name : "kernel.c",
+				 code.insns[first].line);
+		snprintf(why, sizeof(why),
+			 "this build has %zu AVX-512 instructions (the first, %.32s, in %.64s%s) and valgrind "
+			 "cannot execute AVX-512: a simulation would crash or take another code path, so sim does "
+			 "not run; the mca collector models this build's loops instead",
+			 n512, code.insns[first].mn, code.insns[first].fn, at);
+	}
+	profile_code_release(&code);
+	return n512 ? why : NULL;
 }

@@ -29,18 +29,6 @@ static int ends(const char *s, const char *suffix)
 	return n >= k && !strcmp(s + n - k, suffix);
 }
 
-/* crt and loader stubs that are in every .so */
-static int stub(const char *fn)
-{
-	static const char *const names[] = { "deregister_tm_clones", "register_tm_clones", "__do_global_dtors_aux",
-					     "frame_dummy", "_init", "_fini", "_start", NULL };
-
-	for (int i = 0; names[i]; i++)
-		if (!strcmp(fn, names[i]))
-			return 1;
-	return 0;
-}
-
 /* FP arithmetic: 0 not, 1 scalar, 2 packed; base gets the operation
  * without prefix, suffix and FMA operand order ("fmadd", "mul"). */
 static int fp_arith(const char *mn, char base_out[32])
@@ -95,7 +83,7 @@ static int width_of(const char *ops)
 
 /* Split AT&T operands at top-level commas (a trailing "<sym>" or "# ..."
  * comment is not an operand). */
-static int split_ops(const char *ops, char out[4][96])
+int profile_split_ops(const char *ops, char out[4][96])
 {
 	int n = 0, depth = 0;
 	size_t k = 0;
@@ -129,10 +117,6 @@ static int is_mem(const char *op)
 	return strchr(op, '(') != NULL;
 }
 
-static int stack_mem(const char *op)
-{
-	return is_mem(op) && (strstr(op, "(%rsp") || strstr(op, "(%rbp"));
-}
 
 static int vec_reg(const char *op)
 {
@@ -208,7 +192,7 @@ static void call_target(const char *raw, char *out, size_t len)
 void profile_insn_class(const struct profile_insn *in, struct profile_iclass *c)
 {
 	char ops[4][96], base[32];
-	int nops = split_ops(in->ops, ops);
+	int nops = profile_split_ops(in->ops, ops);
 
 	memset(c, 0, sizeof(*c));
 	c->fp = fp_arith(in->mn, base);
@@ -216,6 +200,9 @@ void profile_insn_class(const struct profile_insn *in, struct profile_iclass *c)
 			   starts(base, "fnmsub") || starts(base, "fmaddsub") || starts(base, "fmsubadd"));
 	c->mul = c->fp && !strcmp(base, "mul");
 	c->add = c->fp && (!strcmp(base, "add") || !strcmp(base, "sub"));
+	const char *m = in->mn[0] == 'v' ? in->mn + 1 : in->mn;
+	size_t ml = strlen(m);
+	c->dbl = c->fp && ml > 2 && (!strcmp(m + ml - 2, "pd") || !strcmp(m + ml - 2, "sd"));
 	c->width = packed_evidence(in->mn, ops, nops) ? width_of(in->ops) : 0;
 	c->branch = in->mn[0] == 'j';
 	c->call = starts(in->mn, "call");
@@ -231,150 +218,182 @@ void profile_insn_class(const struct profile_insn *in, struct profile_iclass *c)
 		src_mem = 1;
 	c->load = src_mem || (dst_mem && (reads_only(in->mn) || !pure_write(in->mn)));
 	c->store = dst_mem && !reads_only(in->mn);
-	/* A vector or FP register moved to or from the stack: a spill or a
-	 * reload (the SysV ABI has no callee-saved vector registers). movq and
-	 * movd are gcc parking integers in xmm registers, not FP data. */
-	const char *m = in->mn[0] == 'v' ? in->mn + 1 : in->mn;
-	int fp_move = starts(m, "movap") || starts(m, "movup") || !strcmp(m, "movss") || !strcmp(m, "movsd") ||
-		      ((starts(m, "movdq")) && width_of(in->ops) > 128);
-	c->stack_vec = fp_move && nops == 2 &&
-		       ((stack_mem(ops[1]) && vec_reg(ops[0])) || (stack_mem(ops[0]) && vec_reg(ops[1])));
 }
 
-/* Loops: the range of every backward jump inside one function; innermost
- * when no other loop lies inside it. */
-static void mark_loops(struct profile_insn *v, size_t n)
-{
-	unsigned long lo[512], hi[512];
-	size_t nl = 0;
+/* ---- spills ---- */
 
-	for (size_t i = 0; i < n && nl < 512; i++) {
-		unsigned long target;
-		if (v[i].mn[0] != 'j' || sscanf(v[i].ops, "%lx", &target) != 1 || target > v[i].addr ||
-		    target < v[0].addr)
-			continue;
-		lo[nl] = target;
-		hi[nl++] = v[i].addr;
-	}
-	for (size_t l = 0; l < nl; l++) {
-		int inner = 1;
-		for (size_t m = 0; m < nl && inner; m++)
-			if (m != l && lo[m] >= lo[l] && hi[m] <= hi[l] && (lo[m] != lo[l] || hi[m] != hi[l]))
-				inner = 0;
-		for (size_t i = 0; i < n; i++)
-			if (v[i].addr >= lo[l] && v[i].addr <= hi[l]) {
-				v[i].in_loop = 1;
-				if (inner)
-					v[i].in_inner = 1;
-			}
-	}
+/* A stack operand: 1 for a fixed slot ("0x40(%rsp)", "-0x20(%rbp)"), 2 for
+ * an indexed one ("0x40(%rsp,%rax,4)": an array element), 0 otherwise;
+ * base 's' or 'b' and the displacement. */
+static int stack_operand(const char *op, char *base, long *disp)
+{
+	const char *paren = strchr(op, '(');
+
+	if (!paren)
+		return 0;
+	if (starts(paren, "(%rsp"))
+		*base = 's';
+	else if (starts(paren, "(%rbp"))
+		*base = 'b';
+	else
+		return 0;
+	*disp = paren == op ? 0 : strtol(op, NULL, 0);
+	return paren[5] == ',' ? 2 : paren[5] == ')' ? 1 : 0;
 }
 
-int profile_objdump_insns(const char *text, const char *source_name, struct profile_insn **out, size_t *n_out)
+struct slot {
+	char base;
+	long disp;
+	int stores, loads;
+};
+
+struct array_base {
+	char base;
+	long disp;
+};
+
+/* What an instruction does with a fixed stack slot and a vector register:
+ * +1 stores the register there, -1 loads from it (a move or a folded
+ * reload: vfmadd231ps 0x40(%rsp),%ymm1,%ymm0), 0 neither. */
+static int slot_access(const struct profile_insn *in, char ops[4][96], int nops, char *base, long *disp)
 {
-	struct profile_insn *v = NULL;
-	size_t n = 0, alloc = 0, fn_start = 0;
-	int in_fn = 0, cur_line = 0, funcs = 0;
-	char cur_fn[64] = "";
-	const char *line = text;
+	int vec = 0;
 
-	*out = NULL;
-	*n_out = 0;
-	while (line && *line) {
-		const char *eol = strchr(line, '\n');
-		size_t len = eol ? (size_t)(eol - line) : strlen(line);
-		char buf[512];
-		unsigned long addr;
-		char fn[256];
-
-		snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) - 1 ? len : sizeof(buf) - 1), line);
-		line = eol ? eol + 1 : NULL;
-		if (buf[0] != ' ' && sscanf(buf, "%lx <%255[^>]>:", &addr, fn) == 2) {
-			if (in_fn)
-				mark_loops(v + fn_start, n - fn_start);
-			fn_start = n;
-			in_fn = !stub(fn) && !strstr(fn, "@plt");
-			funcs += in_fn;
-			snprintf(cur_fn, sizeof(cur_fn), "%.63s", fn);
-			cur_line = 0;
-			continue;
-		}
-		if (!in_fn)
-			continue;
-		/* "/path/kernel.c:31" or "/path/kernel.c:31 (discriminator 2)" */
-		if (buf[0] != ' ' && strchr(buf, ':') && !strstr(buf, "():")) {
-			char *colon, *paren = strstr(buf, " (discriminator");
-			if (paren)
-				*paren = 0;
-			colon = strrchr(buf, ':');
-			if (colon) {
-				const char *base = strrchr(buf, '/');
-				*colon = 0;
-				base = base ? base + 1 : buf;
-				cur_line = (!source_name || !*source_name || !strcmp(base, source_name)) ? atoi(colon + 1) : 0;
-			}
-			continue;
-		}
-		char *tab = strchr(buf, '\t');
-		if (buf[0] != ' ' || !tab || sscanf(buf, " %lx:", &addr) != 1)
-			continue;
-		char *ins = tab + 1;
-		while (*ins == ' ')
-			ins++;
-		/* Prefixes objdump prints as words. */
-		static const char *const prefixes[] = { "rep ", "repz ", "repnz ", "lock ", "notrack ", "bnd ",
-							"data16 ", "cs ", "ds ", "{vex} ", "{evex} ", NULL };
-		for (int k = 0; prefixes[k]; k++)
-			if (starts(ins, prefixes[k])) {
-				ins += strlen(prefixes[k]);
-				while (*ins == ' ')
-					ins++;
-				k = -1;
-			}
-		if (!*ins || starts(ins, "(bad)"))
-			continue;
-		if (n == alloc) {
-			alloc = alloc ? 2 * alloc : 1024;
-			v = realloc(v, alloc * sizeof(*v));
-			if (!v)
-				abort();
-		}
-		struct profile_insn *in = &v[n++];
-		memset(in, 0, sizeof(*in));
-		in->addr = addr;
-		in->line = cur_line;
-		snprintf(in->fn, sizeof(in->fn), "%s", cur_fn);
-		size_t ml = strcspn(ins, " \t");
-		snprintf(in->mn, sizeof(in->mn), "%.*s", (int)(ml < 31 ? ml : 31), ins);
-		const char *o = ins + ml;
-		while (*o == ' ' || *o == '\t')
-			o++;
-		snprintf(in->ops, sizeof(in->ops), "%s", o);
-	}
-	if (in_fn)
-		mark_loops(v + fn_start, n - fn_start);
-	if (!funcs || !n) {
-		free(v);
-		return -1;
-	}
-	*out = v;
-	*n_out = n;
+	if (nops < 2 || starts(in->mn, "lea") || in->mn[0] == 'j' || starts(in->mn, "call"))
+		return 0;
+	for (int k = 0; k < nops; k++)
+		vec |= vec_reg(ops[k]) != 0;
+	if (!vec)
+		return 0;
+	if (stack_operand(ops[nops - 1], base, disp) == 1 && pure_write(in->mn) && vec_reg(ops[nops - 2]))
+		return 1;
+	for (int k = 0; k < nops - 1; k++)
+		if (stack_operand(ops[k], base, disp) == 1)
+			return -1;
 	return 0;
+}
+
+void profile_code_spills(const struct profile_code *c, int *inner, int *outer, long *first)
+{
+	*inner = *outer = 0;
+	*first = -1;
+	for (size_t f = 0; f < c->n_fns; f++) {
+		struct slot *sl = NULL;
+		struct array_base *ab = NULL;
+		size_t ns = 0, na = 0;
+		char base;
+		long disp;
+
+		/* Pass 1: the slots vector registers go to and come from, and the
+		 * stack arrays (indexed, or address taken by lea). */
+		for (size_t i = c->fns[f].first; i < c->fns[f].last; i++) {
+			char ops[4][96];
+			int nops = profile_split_ops(c->insns[i].ops, ops);
+			for (int k = 0; k < nops; k++)
+				if ((stack_operand(ops[k], &base, &disp) == 2 ||
+				     (starts(c->insns[i].mn, "lea") && k == 0 && stack_operand(ops[k], &base, &disp) == 1))) {
+					ab = realloc(ab, (na + 1) * sizeof(*ab));
+					if (!ab)
+						abort();
+					ab[na++] = (struct array_base){ base, disp };
+				}
+			int a = slot_access(&c->insns[i], ops, nops, &base, &disp);
+			if (!a)
+				continue;
+			size_t s = 0;
+			while (s < ns && !(sl[s].base == base && sl[s].disp == disp))
+				s++;
+			if (s == ns) {
+				sl = realloc(sl, (ns + 1) * sizeof(*sl));
+				if (!sl)
+					abort();
+				sl[ns++] = (struct slot){ base, disp, 0, 0 };
+			}
+			if (a > 0)
+				sl[s].stores++;
+			else
+				sl[s].loads++;
+		}
+		/* A slot inside a stack array (from an array's start to the next
+		 * array's, or on) is an element, not a spill slot. */
+		for (size_t s = 0; s < ns; s++) {
+			long lo = 0, hi = 0;
+			int inside = 0;
+			for (size_t k = 0; k < na; k++)
+				if (ab[k].base == sl[s].base && ab[k].disp <= sl[s].disp && (!inside || ab[k].disp > lo)) {
+					lo = ab[k].disp;
+					inside = 1;
+				}
+			if (inside) {
+				int bounded = 0;
+				for (size_t k = 0; k < na; k++)
+					if (ab[k].base == sl[s].base && ab[k].disp > lo && (!bounded || ab[k].disp < hi)) {
+						hi = ab[k].disp;
+						bounded = 1;
+					}
+				if (!bounded || sl[s].disp < hi)
+					sl[s].stores = 0;
+			}
+		}
+		/* Pass 2: the spill and reload instructions, where they are. */
+		for (size_t i = c->fns[f].first; i < c->fns[f].last; i++) {
+			char ops[4][96];
+			int nops = profile_split_ops(c->insns[i].ops, ops);
+			if (!slot_access(&c->insns[i], ops, nops, &base, &disp))
+				continue;
+			for (size_t s = 0; s < ns; s++)
+				if (sl[s].base == base && sl[s].disp == disp && sl[s].stores && sl[s].loads) {
+					if (c->insns[i].in_inner) {
+						if (*first < 0)
+							*first = (long)i;
+						(*inner)++;
+					} else {
+						(*outer)++;
+					}
+				}
+		}
+		free(sl);
+		free(ab);
+	}
+}
+
+/* The callee of a call, or of a jump that leaves the function for another
+ * (a tail call: "jmp 1030 <free@plt>"); "" otherwise. */
+static int callee(const struct profile_code *code, size_t i, char *out, size_t len)
+{
+	const struct profile_insn *in = &code->insns[i];
+	const struct profile_fn *f = &code->fns[in->fn_id];
+	unsigned long t;
+
+	out[0] = 0;
+	if (starts(in->mn, "call")) {
+		call_target(in->ops, out, len);
+		return 1;
+	}
+	if (strcmp(in->mn, "jmp") || sscanf(in->ops, "%lx", &t) != 1)
+		return 0;
+	if (f->last > f->first && t >= code->insns[f->first].addr && t <= code->insns[f->last - 1].addr)
+		return 0;
+	call_target(in->ops, out, len);
+	return out[0] != 0;
 }
 
 int pragma_static_parse_objdump(const char *text, struct pragma_profile *p)
 {
-	struct profile_insn *v;
-	size_t n;
+	struct profile_code code;
 	double total = 0, packed = 0, scalar = 0, fma = 0, mul = 0, add = 0, loads = 0, stores = 0, branches = 0,
-	       calls = 0, spills = 0, nt = 0, prefetch = 0, w128 = 0, w256 = 0, w512 = 0;
-	int width = 0;
+	       calls = 0, nt = 0, prefetch = 0, w128 = 0, w256 = 0, w512 = 0, avx512 = 0;
+	int width = 0, sp_inner, sp_outer;
+	long sp_first;
 
-	if (profile_objdump_insns(text, p->source_name, &v, &n) < 0)
+	if (profile_code_parse(text, p->source_name, &code) < 0)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < code.n; i++) {
+		struct profile_insn *in = &code.insns[i];
 		struct profile_iclass c;
-		profile_insn_class(&v[i], &c);
+		char t[96], where[160], rtext[256];
+
+		profile_insn_class(in, &c);
 		total++;
 		packed += c.fp == 2;
 		scalar += c.fp == 1;
@@ -389,26 +408,39 @@ int pragma_static_parse_objdump(const char *text, struct pragma_profile *p)
 		w128 += c.width == 128;
 		w256 += c.width == 256;
 		w512 += c.width == 512;
+		avx512 += profile_insn_avx512(in);
 		if (c.width > width)
 			width = c.width;
-		if (c.stack_vec && v[i].in_inner)
-			spills++;
-		if (c.call) {
-			char t[96], rtext[160];
-			call_target(v[i].ops, t, sizeof(t));
-			/* The OpenMP runtime's entry points are how parallel
-			 * regions work, not calls in the kernel's loops. */
-			if (starts(t, "GOMP_") || starts(t, "omp_"))
-				continue;
-			calls++;
-			if (t[0]) {
-				snprintf(rtext, sizeof(rtext), "%s%s", t,
-					 v[i].in_inner ? " (inside an innermost loop)" : v[i].in_loop ? " (inside a loop)" : "");
-				pragma_profile_remark(p, PRAGMA_REMARK_CALL, v[i].line, rtext, NULL);
-			}
+		if (!callee(&code, i, t, sizeof(t)))
+			continue;
+		/* The OpenMP runtime's entry points are how parallel regions
+		 * work, not calls in the kernel's loops. */
+		if (starts(t, "GOMP_") || starts(t, "omp_"))
+			continue;
+		calls++;
+		if (t[0]) {
+			profile_code_where(&code, i, where, sizeof(where));
+			snprintf(rtext, sizeof(rtext), "%s (%s)", t, where);
+			pragma_profile_remark(p, PRAGMA_REMARK_CALL, in->line, rtext, NULL);
 		}
 	}
-	free(v);
+	profile_code_spills(&code, &sp_inner, &sp_outer, &sp_first);
+	if (sp_inner + sp_outer > 0) {
+		const char *how = "a spill is a vector register stored to a fixed stack slot and loaded back from that "
+				  "slot; stores into stack arrays, indexed or with their address taken, are not spills";
+		if (sp_first >= 0) {
+			char where[160], at[96] = "";
+			profile_code_where(&code, (size_t)sp_first, where, sizeof(where));
+			if (code.insns[sp_first].line > 0)
+				snprintf(at, sizeof(at), "%s:%d, ", p->source_name[0] ? p->source_name : "kernel.c",
+					 code.insns[sp_first].line);
+			pragma_profile_note(p, "static: %d vector spill and reload instructions in innermost loops (the first at %s%s), %d elsewhere (%s)",
+					    sp_inner, at, where, sp_outer, how);
+		} else {
+			pragma_profile_note(p, "static: no vector spills in innermost loops; %d spill and reload instructions elsewhere (%s)",
+					    sp_outer, how);
+		}
+	}
 	pragma_profile_set(p, "static.instructions", total, "static");
 	pragma_profile_set(p, "static.fp_ops", packed + scalar, "static");
 	if (packed + scalar > 0)
@@ -421,12 +453,15 @@ int pragma_static_parse_objdump(const char *text, struct pragma_profile *p)
 	pragma_profile_set(p, "static.stores", stores, "static");
 	pragma_profile_set(p, "static.branches", branches, "static");
 	pragma_profile_set(p, "static.calls", calls, "static");
-	pragma_profile_set(p, "static.stack_spills", spills, "static");
+	pragma_profile_set(p, "static.stack_spills", sp_inner, "static");
 	pragma_profile_set(p, "static.nt_stores", nt, "static");
 	pragma_profile_set(p, "static.prefetches", prefetch, "static");
 	pragma_profile_set(p, "static.zmm", w512, "static");
 	pragma_profile_set(p, "static.ymm", w256, "static");
 	pragma_profile_set(p, "static.xmm", w128, "static");
+	pragma_profile_set(p, "static.avx512", avx512, "static");
+	pragma_profile_set(p, "static.loops", (double)code.n_loops, "static");
+	profile_code_release(&code);
 	return 0;
 }
 
