@@ -197,6 +197,14 @@ static void check_perf(struct report *r)
 		check(r, "objdump", "ok", 0, d, NULL);
 	else
 		check(r, "objdump", "warn", 0, "not found", "apt-get install binutils (the static collector needs it)");
+	/* the mca collector takes the newest llvm-mca (lib/profile/run.c) */
+	struct pragma_buf mca = PRAGMA_BUF_INIT;
+	if (pragma_which("llvm-mca-19", &mca) || pragma_which("llvm-mca", &mca) || pragma_which("llvm-mca-14", &mca))
+		check(r, "llvm-mca", "ok", 0, mca.data, NULL);
+	else
+		check(r, "llvm-mca", "warn", 0, "not found",
+		      "apt-get install llvm-19 (the mca collector models the hot loops with it)");
+	pragma_buf_release(&mca);
 }
 
 /* The GPU path (lib/cuda): nvcc, the CUDA harness, runtime, device, ncu

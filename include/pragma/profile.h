@@ -284,13 +284,15 @@ int pragma_static_parse_remarks(const char *text, const char *source_name, const
 
 /* ---- the mca collector's pieces (lib/profile/mca.c) ---- */
 
-/* The llvm-mca model (-mcpu) for this machine's cores and this code
- * (code_avx512: the loops hold AVX-512 instructions). caveat (may be
- * empty) says how the model differs from the machine: llvm-mca 14 has no
- * Zen 4 or Zen 5 model, and Zen 4 runs each 512-bit operation on its
- * 256-bit units. m NULL or unknown: a generic choice by ISA. */
-void pragma_mca_cpu(const struct pragma_machine *m, int code_avx512, char *cpu, size_t len, char *caveat,
-		    size_t clen);
+/* The llvm-mca model (-mcpu) for this machine's cores, this code
+ * (code_avx512: the loops hold AVX-512 instructions) and this llvm-mca
+ * (version: its major version; Zen 4 has a model from 17 on). caveat (may
+ * be empty) says how the model differs from the machine: llvm-mca 14 has
+ * no Zen 4 model (an AVX-512 loop is modeled as Ice Lake server, and Zen 4
+ * runs each 512-bit operation on its 256-bit units), its Zen 3 model gives
+ * FMA half its throughput. m NULL or unknown: a generic choice by ISA. */
+void pragma_mca_cpu(const struct pragma_machine *m, int code_avx512, int version, char *cpu, size_t len,
+		    char *caveat, size_t clen);
 
 /* One loop given to llvm-mca. */
 struct pragma_mca_loop {
@@ -316,6 +318,8 @@ struct pragma_mca_loop {
 	char resource_desc[64];      /* what it executes ("loads", "FP/vector pipe") */
 	double resource_load;        /* its cycles per iteration */
 	char bound[16];              /* "latency", "port", "dispatch" */
+	double res_pct, dep_pct;     /* bottleneck analysis: % of cycles held up by resources, by dependencies */
+	char pressed[48];            /* the resource the bottleneck analysis names most */
 	char chain[96];              /* loop-carried chains: the accumulators of the body, else the
 	                              * register dependency llvm-mca names */
 	char error[200];             /* why it was not analyzed */
@@ -327,6 +331,7 @@ struct pragma_mca_plan {
 	size_t n_found, n_innermost;  /* loops in the code */
 	int measured;                 /* weights from callgrind's counts of this build */
 	int iterations;               /* -iterations for llvm-mca */
+	int version;                  /* llvm-mca's major version */
 	char cpu[32];
 	char caveat[256];
 };
@@ -337,7 +342,8 @@ struct pragma_mca_plan {
  * before their scalar remainders), and write llvm-mca's input for each.
  * -1 when the code has no loops. */
 int pragma_mca_plan(const char *objdump_text, const char *source_name, const char *callgrind_text,
-		    const char *so_name, const struct pragma_machine *m, int max_loops, struct pragma_mca_plan *plan);
+		    const char *so_name, const struct pragma_machine *m, int version, int max_loops,
+		    struct pragma_mca_plan *plan);
 void pragma_mca_plan_release(struct pragma_mca_plan *plan);
 /* Drop the input lines llvm-mca refused (its stderr: "<file>:12:5: error:
  * ...", or "unsupported instruction" with the instruction). 1 when lines

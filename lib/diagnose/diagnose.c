@@ -286,9 +286,10 @@ static void mca_rules(const struct pragma_profile *p, struct pragma_diagnosis *d
 		if (p->remarks[i].kind == PRAGMA_REMARK_LOOP)
 			hot = &p->remarks[i];
 	for (size_t i = 0; i < p->n_notes; i++) {
-		const char *s = strstr(p->notes[i], "llvm-mca's ");
-		if (!strncmp(p->notes[i], "mca: ", 5) && s) {
-			snprintf(model, sizeof(model), "llvm-mca's %.*s model", (int)strcspn(s + 11, " "), s + 11);
+		/* "mca: llvm-mca 19's znver4 model of this build's ..." */
+		const char *s = strstr(p->notes[i], "llvm-mca"), *e = s ? strstr(s, " model") : NULL;
+		if (!strncmp(p->notes[i], "mca: ", 5) && s && e) {
+			snprintf(model, sizeof(model), "%.*s", (int)(e - s + 6), s);
 			break;
 		}
 	}
@@ -299,7 +300,7 @@ static void mca_rules(const struct pragma_profile *p, struct pragma_diagnosis *d
 		snprintf(at, sizeof(at), " at %s", where(p, hot->line, w, sizeof(w)));
 	char weight[96] = "";
 	if (share >= 0)
-		snprintf(weight, sizeof(weight), ", %.0f%% of the executed instructions", share);
+		snprintf(weight, sizeof(weight), " (%.0f%% of the executed instructions)", share);
 	if (get(p, "mca.latency_pct", &lat) && lat >= 33) {
 		struct pragma_finding *f =
 			add(d, "latency-bound-loop", share >= 50 || share < 0 ? 0.55 : 0.4,

@@ -389,9 +389,6 @@ static void add_loops(struct profile_code *c, int fn_id)
 		return;
 	cfg_build(v, f->first, f->last, &g);
 	cfg_dominators(&g);
-	if (getenv("PK_DEBUG_CFG"))
-		for (int b = 0; b < g.nb; b++)
-			fprintf(stderr, "blk %d [%lx] idom %d rpo %d succ %d:%d,%d\n", b, v[g.bstart[b]].addr, g.idom[b], g.rpo_num[b], g.nsucc[b], g.succ[b][0], g.succ[b][1]);
 	/* back edges u -> h with h dominating u; one loop per header */
 	int *work = xcalloc((size_t)g.nb + 1, sizeof(int));
 	for (int u = 0; u < g.nb; u++)

@@ -35,38 +35,57 @@ static int starts(const char *s, const char *p)
 
 /* ---- the model ---- */
 
-void pragma_mca_cpu(const struct pragma_machine *m, int code_avx512, char *cpu, size_t len, char *caveat,
-		    size_t clen)
+void pragma_mca_cpu(const struct pragma_machine *m, int code_avx512, int version, char *cpu, size_t len,
+		    char *caveat, size_t clen)
 {
 	const char *c = NULL;
 	int has512 = m && m->has_avx512f;
 
 	caveat[0] = 0;
 	if (m && !strcmp(m->vendor, "AuthenticAMD")) {
-		if (m->family == 0x17)
+		if (m->family == 0x17) {
 			c = m->model >= 0x30 ? "znver2" : "znver1";
-		else if (m->family == 0x19) {
+		} else if (m->family == 0x19) {
 			/* Zen 3: 00-0f (Milan), 20-2f, 40-5f; Zen 4: 10-1f (Genoa), 60-7f, a0-af */
 			int zen4 = (m->model >= 0x10 && m->model <= 0x1f) || (m->model >= 0x60 && m->model <= 0x7f) ||
 				   (m->model >= 0xa0 && m->model <= 0xaf) || has512;
 			if (!zen4) {
 				c = "znver3";
+				if (version > 0 && version <= 14)
+					snprintf(caveat, clen,
+						 "LLVM %d's Zen 3 model gives an FMA a throughput of one per cycle where Zen 3 "
+						 "issues two (AMD 56665): an FMA-bound loop can run up to twice as fast as "
+						 "modeled; llvm-mca 19 (scripts/install-deps.sh) has the corrected model",
+						 version);
+			} else if (version >= 17) {
+				c = "znver4";
+				if (code_avx512)
+					snprintf(caveat, clen,
+						 "the Zen 4 model runs each 512-bit operation over two cycles of a 256-bit "
+						 "pipe, as Zen 4 does: 512-bit code gains from masks and 32 registers more "
+						 "than from width");
 			} else if (code_avx512) {
 				c = "icelake-server";
 				snprintf(caveat, clen,
-					 "Zen 4 modeled as Ice Lake server (llvm-mca 14 has no Zen 4 model, and the Zen 3 "
+					 "Zen 4 modeled as Ice Lake server (llvm-mca %d has no Zen 4 model, and its Zen 3 "
 					 "model has no AVX-512): Zen 4 runs each 512-bit operation on its 256-bit units, so "
 					 "where the model says a loop is bound by the vector ports, Zen 4 needs up to twice "
-					 "the cycles; its loads, latencies and dispatch (6 wide) differ too");
+					 "the cycles; llvm-mca 17 or later (scripts/install-deps.sh installs 19) has a Zen 4 "
+					 "model",
+					 version);
 			} else {
 				c = "znver3";
 				snprintf(caveat, clen,
-					 "Zen 4 modeled as Zen 3 (llvm-mca 14 has no Zen 4 model); for 256-bit code the two "
-					 "cores are close (same FP pipes, Zen 4 has more loads in flight)");
+					 "Zen 4 modeled as Zen 3 (llvm-mca %d has no Zen 4 model); for 256-bit code the two "
+					 "cores are close",
+					 version);
 			}
 		} else if (m->family >= 0x1a) {
-			c = code_avx512 ? "icelake-server" : "znver3";
-			snprintf(caveat, clen, "Zen 5 modeled as %s (llvm-mca 14 has no Zen 5 model)", c);
+			c = version >= 19 ? "znver5" : version >= 17 ? "znver4" : code_avx512 ? "icelake-server" : "znver3";
+			snprintf(caveat, clen,
+				 "Zen 5 modeled as %s (llvm-mca %d%s): Zen 5 has full 512-bit units, so 512-bit work "
+				 "can run up to twice as fast as a double-pumped model says",
+				 c, version, version >= 19 ? " reuses its Zen 4 model for Zen 5" : " has no Zen 5 model");
 		}
 	} else if (m && !strcmp(m->vendor, "GenuineIntel") && m->family == 6) {
 		static const struct {
@@ -80,12 +99,14 @@ void pragma_mca_cpu(const struct pragma_machine *m, int code_avx512, char *cpu, 
 			{ 0x6a, "icelake-server" }, { 0x6c, "icelake-server" }, { 0x7d, "icelake-client" },
 			{ 0x7e, "icelake-client" }, { 0x8c, "tigerlake" },	   { 0x8d, "tigerlake" },
 			{ 0xa7, "rocketlake" },     { 0x8f, "sapphirerapids" }, { 0xcf, "sapphirerapids" },
-			{ 0x97, "alderlake" },	     { 0x9a, "alderlake" },	   { 0xb7, "alderlake" }, { 0xba, "alderlake" },
-			{ 0xbf, "alderlake" },
+			{ 0xad, "sapphirerapids" }, { 0xae, "sapphirerapids" }, { 0x97, "alderlake" },
+			{ 0x9a, "alderlake" },	     { 0xb7, "alderlake" },	   { 0xba, "alderlake" }, { 0xbf, "alderlake" },
 		};
 		for (size_t i = 0; i < sizeof(intel) / sizeof(intel[0]); i++)
 			if (intel[i].model == m->model)
 				c = intel[i].cpu;
+		if (c && (m->model == 0xad || m->model == 0xae))
+			snprintf(caveat, clen, "Granite Rapids modeled as Sapphire Rapids");
 	}
 	if (!c) {
 		c = has512 || code_avx512 ? "skylake-avx512" : m && m->has_avx2 ? "haswell" : "x86-64";
@@ -97,11 +118,12 @@ void pragma_mca_cpu(const struct pragma_machine *m, int code_avx512, char *cpu, 
 	if (code_avx512 && (!strcmp(c, "znver1") || !strcmp(c, "znver2") || !strcmp(c, "znver3") ||
 			    !strcmp(c, "haswell") || !strcmp(c, "broadwell") || !strcmp(c, "skylake") ||
 			    !strcmp(c, "alderlake") || !strcmp(c, "x86-64"))) {
+		const char *alt = version >= 17 && m && !strcmp(m->vendor, "AuthenticAMD") ? "znver4" : "icelake-server";
 		snprintf(caveat, clen,
 			 "the code has AVX-512 instructions, which this machine's model (%s) cannot take: modeled as "
-			 "Ice Lake server%s",
-			 c, has512 ? "" : "; this machine has no AVX-512, so it cannot run this code");
-		c = "icelake-server";
+			 "%s%s",
+			 c, alt, has512 ? "" : "; this machine has no AVX-512, so it cannot run this code");
+		c = alt;
 	}
 	snprintf(cpu, len, "%s", c);
 }
@@ -217,7 +239,7 @@ static void loop_chains(const struct profile_code *c, size_t l, char *out, size_
 			struct profile_iclass cl;
 			profile_insn_class(in, &cl);
 			if (dst[0] == 'v' && cl.fp) {
-				if (n_fp < 8) {
+				if (n_fp < 4) {
 					size_t k = strlen(fp_regs);
 					snprintf(fp_regs + k, sizeof(fp_regs) - k, "%s%s", n_fp ? ", " : "", ops[nops - 1]);
 				}
@@ -232,7 +254,7 @@ static void loop_chains(const struct profile_code *c, size_t l, char *out, size_
 			snprintf(written[nw++], sizeof(written[0]), "%s", dst);
 	}
 	if (n_fp)
-		snprintf(out, len, "%s into %s%s: %d accumulator%s", fp_mn, fp_regs, n_fp > 8 ? ", ..." : "", n_fp,
+		snprintf(out, len, "%s into %s%s: %d accumulator%s", fp_mn, fp_regs, n_fp > 4 ? ", ..." : "", n_fp,
 			 n_fp == 1 ? "" : "s");
 	else if (int_text[0])
 		snprintf(out, len, "%s", int_text);
@@ -251,7 +273,8 @@ static int by_score(const void *a, const void *b)
 }
 
 int pragma_mca_plan(const char *objdump_text, const char *source_name, const char *callgrind_text,
-		    const char *so_name, const struct pragma_machine *m, int max_loops, struct pragma_mca_plan *plan)
+		    const char *so_name, const struct pragma_machine *m, int version, int max_loops,
+		    struct pragma_mca_plan *plan)
 {
 	struct profile_code c;
 	double *cost = NULL, total = 0;
@@ -348,7 +371,8 @@ int pragma_mca_plan(const char *objdump_text, const char *source_name, const cha
 		ml->input = pragma_buf_detach(&in, NULL);
 		loop_chains(&c, l, ml->chain, sizeof(ml->chain));
 	}
-	pragma_mca_cpu(m, any512, plan->cpu, sizeof(plan->cpu), plan->caveat, sizeof(plan->caveat));
+	pragma_mca_cpu(m, any512, version, plan->cpu, sizeof(plan->cpu), plan->caveat, sizeof(plan->caveat));
+	plan->version = version;
 	plan->iterations = 200;
 	free(cand);
 	free(cost);
@@ -478,14 +502,17 @@ static const char *resource_desc(const char *name)
 		case 8:
 			return "store addresses";
 		case 6:
+		case 10:
 			return "branches, integer ALU";
+		case 11:
+			return "loads";
 		default:
 			return "integer/vector ALU";
 		}
 	}
 	if (strstr(name, "Divider"))
 		return "divider";
-	if (strstr(name, "FPSt") || strstr(name, "FPP45") || strstr(name, "FPStore"))
+	if (strstr(name, "FPSt") || strstr(name, "FPP45") || strstr(name, "FP45") || strstr(name, "FPStore"))
 		return "FP store data, FP-to-integer moves";
 	if (strstr(name, "FPP") || strstr(name, "FPU") || strstr(name, "FP"))
 		return "FP/vector pipe";
@@ -504,6 +531,36 @@ static const char *resource_desc(const char *name)
 	if (strstr(name, "Mul"))
 		return "integer multiply";
 	return "execution resource";
+}
+
+/* The per-iteration pressure of one resource (the largest of its units). */
+static double pressure_of(const char *text, char names[][48], int n_names, const char *want)
+{
+	const char *s = strstr(text, "Resource pressure per iteration:\n");
+	double best = 0;
+
+	if (!s || !(s = strchr(s, '\n')) || !(s = strchr(s + 1, '\n')))
+		return 0;
+	s++;
+	for (int k = 0; k < n_names; k++) {
+		char *end;
+		double v = 0;
+		while (*s == ' ')
+			s++;
+		if (*s == '\n' || !*s)
+			break;
+		if (*s == '-') {
+			s++;
+		} else {
+			v = strtod(s, &end);
+			if (end == s)
+				break;
+			s = end;
+		}
+		if (!strcmp(names[k], want) && v > best)
+			best = v;
+	}
+	return best;
 }
 
 static double field(const char *text, const char *key)
@@ -604,10 +661,48 @@ int pragma_mca_parse(const char *text, struct pragma_mca_loop *l, struct pragma_
 				snprintf(l->chain, sizeof(l->chain), "%s through %s", mn, reg);
 		}
 	}
-	/* What sets the pace: a dependency chain when the simulated cycles
-	 * exceed what the ports need by a third; the dispatch width when the
-	 * micro-ops fill it; else the busiest port. */
-	if (l->resource_cycles > 0 && l->cycles > 1.33 * l->resource_cycles)
+	/* The bottleneck analysis: the share of cycles the backend was held
+	 * up by resource pressure (with the resources named) and by data
+	 * dependencies. */
+	s = strstr(text, "Throughput Bottlenecks:");
+	int have_ba = 0;
+	if (s) {
+		const char *r = strstr(s, "Resource Pressure"), *dd = strstr(s, "Data Dependencies:");
+		const char *lb;
+		if (r && (lb = strchr(r, '[')))
+			l->res_pct = strtod(lb + 1, NULL), have_ba = 1;
+		if (dd && (lb = strchr(dd, '[')))
+			l->dep_pct = strtod(lb + 1, NULL), have_ba = 1;
+		/* "  - Zn4FP1  [ 97.73% ]": the resource held up most */
+		double top = 0;
+		for (const char *q = r; q && dd && q < dd; q = strchr(q + 1, '\n')) {
+			char name[48];
+			double v;
+			if (sscanf(q, "\n  - %47s [ %lf", name, &v) == 2 && v > top) {
+				top = v;
+				snprintf(l->pressed, sizeof(l->pressed), "%s", name);
+			}
+		}
+	}
+	/* What sets the pace. With the bottleneck analysis, whichever held
+	 * the backend up more: dependencies (latency) or resources (the port
+	 * it names). Without it, or when it found little either way: a
+	 * dependency chain when the simulated cycles exceed what the ports
+	 * need by a third; the dispatch width when the micro-ops fill it;
+	 * else the busiest port. */
+	if (have_ba && l->res_pct + l->dep_pct >= 10) {
+		if (l->dep_pct > l->res_pct) {
+			snprintf(l->bound, sizeof(l->bound), "latency");
+		} else {
+			snprintf(l->bound, sizeof(l->bound), "port");
+			if (l->pressed[0] && strcmp(l->pressed, l->resource)) {
+				/* the port the analysis names, with its own load */
+				snprintf(l->resource, sizeof(l->resource), "%s", l->pressed);
+				snprintf(l->resource_desc, sizeof(l->resource_desc), "%s", resource_desc(l->resource));
+				l->resource_load = pressure_of(text, names, n_names, l->resource);
+			}
+		}
+	} else if (l->resource_cycles > 0 && l->cycles > 1.33 * l->resource_cycles)
 		snprintf(l->bound, sizeof(l->bound), "latency");
 	else if (l->dispatch_width > 0 && l->uops > 0 && l->uops / l->dispatch_width >= 0.9 * l->cycles &&
 		 l->uops / l->dispatch_width >= l->resource_load)
@@ -620,7 +715,7 @@ int pragma_mca_parse(const char *text, struct pragma_mca_loop *l, struct pragma_
 
 /* ---- into the profile ---- */
 
-/* "4.04 cycles per iteration (the ports alone need 2.00): latency-bound:
+/* "4.04 cycles per iteration (an ideal spread over the ports needs 2.00): latency-bound:
  * ...; 16 FP operations per iteration = 4.0 per cycle [lines 17-19, depth 3
  * in pk_forward._omp_fn.0, 8 instructions]" */
 static void loop_text(const struct pragma_mca_loop *l, char *out, size_t len)
@@ -643,7 +738,7 @@ static void loop_text(const struct pragma_mca_loop *l, char *out, size_t len)
 			 l->flops / l->cycles);
 	if (l->measured)
 		snprintf(share, sizeof(share), "; %.0f%% of the executed instructions", l->weight);
-	snprintf(out, len, "%.2f cycles per iteration (the ports alone need %.2f): %s%s%s [%sdepth %d in %s%s, %d instructions%s%s]",
+	snprintf(out, len, "%.2f cycles per iteration (an ideal spread over the ports needs %.2f): %s%s%s [%sdepth %d in %s%s, %d instructions%s%s]",
 		 l->cycles, l->resource_cycles, bound, flops, share, where, l->depth, l->fn,
 		 l->outer_depth ? " (+ outer loops)" : "", l->n_insns, l->branches ? ", branches inside" : "",
 		 l->dropped ? ", some left out" : "");
@@ -688,11 +783,11 @@ void pragma_mca_report(const struct pragma_mca_plan *plan, const char *source_na
 		pragma_profile_set(p, "mca.hot_loop_pct", hot->weight, "mca");
 	pragma_profile_set(p, "mca.loops_analyzed", analyzed, "mca");
 	pragma_profile_note(p,
-			    "mca: llvm-mca's %s model of this build's %d hottest innermost loop%s (of %zu loops, %zu "
+			    "mca: llvm-mca %d's %s model of this build's %d hottest innermost loop%s (of %zu loops, %zu "
 			    "innermost), picked %s; mca.* describe the hottest (%s:%d). A model: every load hits L1, "
 			    "every instruction of the body runs each iteration, cycles are per iteration of the loop "
 			    "as compiled (after unrolling)",
-			    plan->cpu, analyzed, analyzed == 1 ? "" : "s", plan->n_found, plan->n_innermost,
+			    plan->version, plan->cpu, analyzed, analyzed == 1 ? "" : "s", plan->n_found, plan->n_innermost,
 			    plan->measured ? "by callgrind's instruction counts of this same build"
 					   : "statically (deepest nesting first, vector bodies before their remainders)",
 			    source_name && *source_name ? source_name : "kernel.c", hot->line);

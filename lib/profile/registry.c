@@ -66,7 +66,7 @@ static const struct pragma_metric_def defs[] = {
 	/* llvm-mca's model of the hottest loop of this very build: a model
 	 * (all loads hit L1), exact for the same code and model. */
 	{ "mca.cycles_per_iter", "cycles", MCA, "cycles per iteration (hot loop, model)", 1, NE, 0.02, NULL },
-	{ "mca.port_cycles_per_iter", "cycles", MCA, "cycles per iteration the ports alone need", 1, NE, 0.02, NULL },
+	{ "mca.port_cycles_per_iter", "cycles", MCA, "cycles per iteration with an ideal spread over the ports", 1, NE, 0.02, NULL },
 	{ "mca.port_pressure_pct", "%", MCA, "busiest port's share of the cycles", 1, NE, 0.03, NULL },
 	{ "mca.latency_pct", "%", MCA, "cycles the ports do not explain (dependency chains)", 1, LO, 0.05, NULL },
 	{ "mca.flops_per_cycle", "FLOP/cycle", MCA, "FP operations per cycle (hot loop, model)", 1, HI, 0.02, NULL },

@@ -3,6 +3,7 @@
  * with counters around pk_forward, check its outputs, then the static
  * analysis of the binary and, within a time budget, the cache simulation.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -449,16 +450,37 @@ out:
 	pragma_buf_release(&toggle);
 }
 
-/* llvm-mca: its versioned names too (Debian installs llvm-mca-14 and, with
- * the llvm package, llvm-mca). */
-static int find_llvm_mca(struct pragma_buf *path)
+/* llvm-mca, the newest installed (Debian: llvm-mca-19 from llvm-19, or
+ * llvm-mca from the llvm package, which is 14 on Debian 12); *version its
+ * major version (from the name, else from --version; 0 unknown). */
+static int find_llvm_mca(struct pragma_buf *path, int *version)
 {
-	static const char *const names[] = { "llvm-mca", "llvm-mca-19", "llvm-mca-18", "llvm-mca-17", "llvm-mca-16",
-					     "llvm-mca-15", "llvm-mca-14", "llvm-mca-13", NULL };
+	static const char *const names[] = { "llvm-mca-21", "llvm-mca-20", "llvm-mca-19", "llvm-mca-18", "llvm-mca-17",
+					     "llvm-mca-16", "llvm-mca-15", "llvm-mca", "llvm-mca-14", "llvm-mca-13", NULL };
 
-	for (int i = 0; names[i]; i++)
-		if (pragma_which(names[i], path))
-			return 1;
+	*version = 0;
+	for (int i = 0; names[i]; i++) {
+		if (!pragma_which(names[i], path))
+			continue;
+		const char *dash = strrchr(names[i], '-');
+		if (dash && isdigit((unsigned char)dash[1])) {
+			*version = atoi(dash + 1);
+		} else {
+			const char *argv[] = { path->data, "--version", NULL };
+			struct pragma_child c = PRAGMA_CHILD_INIT;
+			struct pragma_err e = PRAGMA_ERR_INIT;
+			c.argv = argv;
+			c.timeout_ms = 10000;
+			c.out_cap = 16 << 10;
+			if (pragma_child_run(&c, &e) == 0 && c.out.len) {
+				const char *v = strstr(c.out.data, "LLVM version ");
+				if (v)
+					*version = atoi(v + 13);
+			}
+			pragma_child_release(&c);
+		}
+		return 1;
+	}
 	return 0;
 }
 
@@ -473,10 +495,10 @@ static void run_mca(const struct pragma_machine *m, const char *so, const struct
 	struct pragma_mca_plan plan;
 	char first_err[300] = "";
 	double spent = 0;
-	int analyzed = 0;
+	int analyzed = 0, version;
 
 	memset(&plan, 0, sizeof(plan));
-	if (!find_llvm_mca(&mca)) {
+	if (!find_llvm_mca(&mca, &version)) {
 		pragma_profile_unavailable(p, "mca", "llvm-mca is not installed (apt-get install llvm; "
 						     "scripts/install-deps.sh)");
 		goto out;
@@ -485,8 +507,8 @@ static void run_mca(const struct pragma_machine *m, const char *so, const struct
 		pragma_profile_unavailable(p, "mca", "needs the disassembly of the build: %s", ev->dis_err);
 		goto out;
 	}
-	if (pragma_mca_plan(ev->dis.data, p->source_name, ev->cg.len ? ev->cg.data : NULL, so, m, MCA_MAX_LOOPS,
-			    &plan) < 0) {
+	if (pragma_mca_plan(ev->dis.data, p->source_name, ev->cg.len ? ev->cg.data : NULL, so, m, version,
+			    MCA_MAX_LOOPS, &plan) < 0) {
 		pragma_profile_unavailable(p, "mca", "no code of the kernel's own in the disassembly of %s", so);
 		goto out;
 	}

@@ -245,6 +245,8 @@ struct slot {
 	char base;
 	long disp;
 	int stores, loads;
+	int load_loops[8];       /* innermost loops that load it */
+	int n_ll;
 };
 
 struct array_base {
@@ -307,12 +309,18 @@ void profile_code_spills(const struct profile_code *c, int *inner, int *outer, l
 				sl = realloc(sl, (ns + 1) * sizeof(*sl));
 				if (!sl)
 					abort();
-				sl[ns++] = (struct slot){ base, disp, 0, 0 };
+				sl[ns++] = (struct slot){ .base = base, .disp = disp };
 			}
-			if (a > 0)
+			if (a > 0) {
 				sl[s].stores++;
-			else
+			} else {
+				int L = c->insns[i].in_inner ? c->insns[i].loop : -1, k = 0;
 				sl[s].loads++;
+				while (k < sl[s].n_ll && sl[s].load_loops[k] != L)
+					k++;
+				if (L >= 0 && k == sl[s].n_ll && k < 8)
+					sl[s].load_loops[sl[s].n_ll++] = L;
+			}
 		}
 		/* A slot inside a stack array (from an array's start to the next
 		 * array's, or on) is an element, not a spill slot. */
@@ -335,7 +343,11 @@ void profile_code_spills(const struct profile_code *c, int *inner, int *outer, l
 					sl[s].stores = 0;
 			}
 		}
-		/* Pass 2: the spill and reload instructions, where they are. */
+		/* Pass 2: the spill and reload instructions, where they are. In
+		 * an innermost loop they count when the loop reloads the slot: a
+		 * value stored there every iteration and read only after the
+		 * loop is an array written in the loop, not a register the loop
+		 * ran out of. */
 		for (size_t i = c->fns[f].first; i < c->fns[f].last; i++) {
 			char ops[4][96];
 			int nops = profile_split_ops(c->insns[i].ops, ops);
@@ -343,7 +355,10 @@ void profile_code_spills(const struct profile_code *c, int *inner, int *outer, l
 				continue;
 			for (size_t s = 0; s < ns; s++)
 				if (sl[s].base == base && sl[s].disp == disp && sl[s].stores && sl[s].loads) {
-					if (c->insns[i].in_inner) {
+					int reloaded_here = 0;
+					for (int k = 0; k < sl[s].n_ll; k++)
+						reloaded_here |= sl[s].load_loops[k] == c->insns[i].loop;
+					if (c->insns[i].in_inner && reloaded_here) {
 						if (*first < 0)
 							*first = (long)i;
 						(*inner)++;

@@ -27,16 +27,18 @@ jcheck "every metric has value, unit, source" \
 	"all(set(m)=={'value','unit','source'} and isinstance(m['value'],(int,float)) for m in j['metrics'].values())"
 jcheck "every finding has bottleneck, evidence, confidence" \
 	"all(set(f)=={'bottleneck','evidence','confidence'} and 0<f['confidence']<=1 for f in j['diagnosis'])"
-jcheck "timing, roofline, static, par and sim ran" \
-	"all(k in j['metrics'] for k in ['time.median_ms','roof.pct_roof','static.vector_bits','par.utilization','sim.instructions'])"
+jcheck "timing, roofline, static, par and sim ran (sim: unless this build has AVX-512 on an AVX-512 machine)" \
+	"all(k in j['metrics'] for k in ['time.median_ms','roof.pct_roof','static.vector_bits','par.utilization']) and ('sim.instructions' in j['metrics'] or 'AVX-512' in j['unavailable'].get('sim',''))"
 jcheck "extra metrics merged with the default set" "'static.loads' in j['metrics'] and 'static.xmm' not in j['metrics']"
 jcheck "no PMU: perf says why and gives nothing, never zeros" \
 	"('perf' in j['unavailable'] and not any(k.startswith(('cpu.','topdown.','perf:')) for k in j['metrics'])) or ('cpu.ipc' in j['metrics'] and 'perf:instructions' in j['metrics'])"
 jcheck "an unavailable reason carries a hint" "all(len(r) > 20 for r in j['unavailable'].values())"
-jcheck "simulated rates come with their thread count" "j['metrics']['sim.threads']['value']==1 and any('threads simulated: 1 of' in n for n in j['notes'])"
+jcheck "simulated rates come with their thread count" "('sim.threads' in j['metrics'] and j['metrics']['sim.threads']['value']==1 and any('threads simulated: 1 of' in n for n in j['notes'])) or ('AVX-512' in j['unavailable'].get('sim','') and not any(k.startswith('sim.') for k in j['metrics']))"
 
 expect_exit 0 "collectors chosen" -- $PRAGMA profile $RELU $K/relu_scalar.c --json --collectors static
 jcheck "only timing and static" "all(k.split('.')[0] in ('time','static') for k in j['metrics']) and 'static.fp_packed_pct' in j['metrics']"
+expect_exit 0 "mca alone" -- $PRAGMA profile $RELU $K/relu_avx2.c --json --collectors mca
+jcheck "only timing and mca, or mca says why not" "all(k.split('.')[0] in ('time','mca') for k in j['metrics']) and ('mca.cycles_per_iter' in j['metrics'] or 'mca' in j['unavailable'])"
 expect_exit 0 "sim over budget is skipped with a reason" -- $PRAGMA profile $RELU $K/relu_scalar.c --json --collectors sim --sim-budget 0.001
 jcheck "budget named" "'budget' in j['unavailable']['sim'] and not any(k.startswith('sim.') for k in j['metrics'])"
 expect_exit 0 "compared with the best so far" -- $PRAGMA profile $RELU $K/relu_avx2.c --json --compare /tmp/e2e.best.$$
