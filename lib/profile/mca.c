@@ -294,37 +294,49 @@ int pragma_mca_plan(const char *objdump_text, const char *source_name, const cha
 			cost = NULL;
 		}
 	}
-	plan->measured = cost != NULL;
 	cand = calloc(c.n_loops + 1, sizeof(*cand));
 	if (!cand)
 		abort();
-	for (size_t l = 0; l < c.n_loops; l++) {
-		const struct profile_loop *L = &c.loops[l];
-		if (!L->innermost)
-			continue;
-		plan->n_innermost++;
-		if (L->n_insns > MCA_MAX_INSNS)
-			continue;
-		double score = 0;
-		if (cost) {
-			for (size_t i = L->first; i <= L->last; i++)
-				if (profile_loop_has(&c, l, i))
-					score += cost[i];
-			score = 100 * score / total;
-			if (score <= 0)
-				continue; /* never ran */
-		} else {
-			/* Deeper runs more often; a scalar or narrower loop on the
-			 * same source line as a wider one is its remainder. */
-			int w = loop_width(&c, l), remainder = 0;
-			for (size_t k = 0; k < c.n_loops && !remainder; k++)
-				if (k != l && c.loops[k].innermost && c.loops[k].fn_id == L->fn_id &&
-				    c.loops[k].line_head == L->line_head && L->line_head > 0 && loop_width(&c, k) > w)
-					remainder = 1;
-			score = 100.0 * (c.fns[L->fn_id].outer_depth + L->depth) + (remainder ? 0 : 50) +
-				fmin(L->n_insns, 49);
+	for (int pass = 0; pass < 2 && !nc; pass++) {
+		/* measured first; when no innermost loop got any count (the
+		 * counts did not line up with this listing), statically */
+		if (pass == 1) {
+			if (!cost)
+				break;
+			free(cost);
+			cost = NULL;
+			plan->n_innermost = 0;
 		}
-		cand[nc++] = (struct cand){ l, score };
+		plan->measured = cost != NULL;
+		for (size_t l = 0; l < c.n_loops; l++) {
+			const struct profile_loop *L = &c.loops[l];
+			if (!L->innermost)
+				continue;
+			plan->n_innermost++;
+			if (L->n_insns > MCA_MAX_INSNS)
+				continue;
+			double score = 0;
+			if (cost) {
+				for (size_t i = L->first; i <= L->last; i++)
+					if (profile_loop_has(&c, l, i))
+						score += cost[i];
+				score = 100 * score / total;
+				if (score <= 0)
+					continue; /* never ran */
+			} else {
+				/* Deeper runs more often; a scalar or narrower loop on the
+				 * same source line as a wider one is its remainder. */
+				int w = loop_width(&c, l), remainder = 0;
+				for (size_t k = 0; k < c.n_loops && !remainder; k++)
+					if (k != l && c.loops[k].innermost && c.loops[k].fn_id == L->fn_id &&
+					    c.loops[k].line_head == L->line_head && L->line_head > 0 &&
+					    loop_width(&c, k) > w)
+						remainder = 1;
+				score = 100.0 * (c.fns[L->fn_id].outer_depth + L->depth) + (remainder ? 0 : 50) +
+					fmin(L->n_insns, 49);
+			}
+			cand[nc++] = (struct cand){ l, score };
+		}
 	}
 	qsort(cand, nc, sizeof(*cand), by_score);
 	if (nc > (size_t)max_loops)
@@ -684,27 +696,22 @@ int pragma_mca_parse(const char *text, struct pragma_mca_loop *l, struct pragma_
 			}
 		}
 	}
-	/* What sets the pace. With the bottleneck analysis, whichever held
-	 * the backend up more: dependencies (latency) or resources (the port
-	 * it names). Without it, or when it found little either way: a
-	 * dependency chain when the simulated cycles exceed what the ports
-	 * need by a third; the dispatch width when the micro-ops fill it;
-	 * else the busiest port. */
-	if (have_ba && l->res_pct + l->dep_pct >= 10) {
-		if (l->dep_pct > l->res_pct) {
-			snprintf(l->bound, sizeof(l->bound), "latency");
-		} else {
-			snprintf(l->bound, sizeof(l->bound), "port");
-			if (l->pressed[0] && strcmp(l->pressed, l->resource)) {
-				/* the port the analysis names, with its own load */
-				snprintf(l->resource, sizeof(l->resource), "%s", l->pressed);
-				snprintf(l->resource_desc, sizeof(l->resource_desc), "%s", resource_desc(l->resource));
-				l->resource_load = pressure_of(text, names, n_names, l->resource);
-			}
-		}
-	} else if (l->resource_cycles > 0 && l->cycles > 1.33 * l->resource_cycles)
+	/* What sets the pace: a dependency chain when the simulated cycles
+	 * exceed by a third what the ports need (an ideal spread, or the
+	 * busiest port as the simulation loaded it: the same figure
+	 * mca.latency_pct uses, so the remark and the metric agree); the
+	 * dispatch width when the micro-ops fill it; else the busiest port,
+	 * the one the bottleneck analysis names most when it names one. */
+	double need = fmax(l->resource_cycles, l->resource_load);
+	if (need > 0 && l->cycles > need * 4 / 3) {
 		snprintf(l->bound, sizeof(l->bound), "latency");
-	else if (l->dispatch_width > 0 && l->uops > 0 && l->uops / l->dispatch_width >= 0.9 * l->cycles &&
+	} else if (have_ba && l->res_pct >= l->dep_pct && l->pressed[0] && strcmp(l->pressed, l->resource) &&
+		   pressure_of(text, names, n_names, l->pressed) >= l->resource_load - 1e-9) {
+		/* a tie for the busiest: the one the analysis saw holding up the backend */
+		snprintf(l->resource, sizeof(l->resource), "%s", l->pressed);
+		snprintf(l->resource_desc, sizeof(l->resource_desc), "%s", resource_desc(l->resource));
+		snprintf(l->bound, sizeof(l->bound), "port");
+	} else if (l->dispatch_width > 0 && l->uops > 0 && l->uops / l->dispatch_width >= 0.9 * l->cycles &&
 		 l->uops / l->dispatch_width >= l->resource_load)
 		snprintf(l->bound, sizeof(l->bound), "dispatch");
 	else
@@ -738,10 +745,10 @@ static void loop_text(const struct pragma_mca_loop *l, char *out, size_t len)
 			 l->flops / l->cycles);
 	if (l->measured)
 		snprintf(share, sizeof(share), "; %.0f%% of the executed instructions", l->weight);
-	snprintf(out, len, "%.2f cycles per iteration (an ideal spread over the ports needs %.2f): %s%s%s [%sdepth %d in %s%s, %d instructions%s%s]",
+	snprintf(out, len, "%.2f cycles per iteration (an ideal spread over the ports needs %.2f): %s%s%s [%sdepth %d in %s%s, %d instructions%s%s%s]",
 		 l->cycles, l->resource_cycles, bound, flops, share, where, l->depth, l->fn,
 		 l->outer_depth ? " (+ outer loops)" : "", l->n_insns, l->branches ? ", branches inside" : "",
-		 l->dropped ? ", some left out" : "");
+		 l->calls ? ", calls inside: the callee is not modeled" : "", l->dropped ? ", some left out" : "");
 }
 
 void pragma_mca_report(const struct pragma_mca_plan *plan, const char *source_name, struct pragma_profile *p)

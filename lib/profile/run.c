@@ -526,7 +526,10 @@ static void run_mca(const struct pragma_machine *m, const char *so, const struct
 		struct pragma_mca_loop *l = &plan.loops[k];
 		char cpu[48], iters[32];
 		snprintf(cpu, sizeof(cpu), "-mcpu=%s", plan.cpu);
-		snprintf(iters, sizeof(iters), "-iterations=%d", plan.iterations);
+		/* a few hundred iterations of a small body; of a large one
+		 * (unrolled code), enough for the same number of instructions */
+		int it = l->n_insns > 200 ? 40000 / l->n_insns : plan.iterations;
+		snprintf(iters, sizeof(iters), "-iterations=%d", it < 20 ? 20 : it);
 		for (int attempt = 0; attempt < 4; attempt++) {
 			const char *argv[] = { mca.data, "-mtriple=x86_64-unknown-linux-gnu", cpu, iters,
 					       "-bottleneck-analysis", "-", NULL };

@@ -597,6 +597,17 @@ static void mca_latency_bound(void **state)
 	contains(f->evidence, "llvm-mca 19's znver3 model of this build");
 	pragma_diagnosis_release(&d);
 	pragma_profile_release(&p);
+	/* the same loop calling a function: the model leaves the callee out,
+	 * so no finding rests on its cycles */
+	l.calls = 1;
+	profile_for(&p, "k.c");
+	pragma_mca_report(&plan, "k.c", &p);
+	contains(loop_remark(&p, 0)->text, "calls inside: the callee is not modeled");
+	pragma_diagnose(&p, NULL, &d);
+	for (size_t i = 0; i < d.n; i++)
+		assert_string_not_equal(d.f[i].bottleneck, "latency-bound-loop");
+	pragma_diagnosis_release(&d);
+	pragma_profile_release(&p);
 	free(icx);
 	free(zn3);
 }
