@@ -558,10 +558,12 @@ static void outer_depths(struct profile_code *c)
 		int changed = 0;
 		for (size_t i = 0; i < c->n; i++) {
 			const struct profile_insn *in = &c->insns[i];
+			/* a call, a tail call, or the address of an OpenMP region
+			 * loaded for GOMP_parallel ("lea ... # 1180 <pk_forward._omp_fn.0>");
+			 * a jump inside the function itself is neither */
 			int g = fn_named(c, in->ops);
-			if (g < 0 || g == in->fn_id || !strchr(in->ops, '<'))
+			if (g < 0 || g == in->fn_id)
 				continue;
-			/* a reference inside the function itself (a jump) is not a call */
 			int d = c->fns[in->fn_id].outer_depth + in->depth;
 			if (d > c->fns[g].outer_depth) {
 				c->fns[g].outer_depth = d;

@@ -390,6 +390,11 @@ static int callee(const struct profile_code *code, size_t i, char *out, size_t l
 	if (f->last > f->first && t >= code->insns[f->first].addr && t <= code->insns[f->last - 1].addr)
 		return 0;
 	call_target(in->ops, out, len);
+	/* gcc's cold part of the same function (pk_forward.cold) is not a callee */
+	if (strstr(out, ".cold")) {
+		out[0] = 0;
+		return 0;
+	}
 	return out[0] != 0;
 }
 
