@@ -349,7 +349,13 @@ static void mca_rules(const struct pragma_profile *p, struct pragma_diagnosis *d
 			    "port-bound loop: the hottest loop%s%s is bound by %s, busy %.0f%% of its %.2f cycles per "
 			    "iteration; %s (%s of this build)",
 			    at, weight, what, press, cyc, advice, model);
-		if (get(p, "mca.flops_per_cycle", &fl))
+		double peak;
+		if (get(p, "mca.flops_per_cycle", &fl) && get(p, "mca.peak_flops_per_cycle", &peak) && peak > 0 &&
+		    fl >= 0.8 * peak && !strstr(what, "load") && !strstr(what, "store") && !disp)
+			append(f, "; %.1f FP operations per cycle, %.0f%% of the modeled core's FP32 peak (%.0f): the loop "
+				  "itself is done; more cores, or fewer operations (a cheaper algorithm), are what is left",
+			       fl, 100 * fl / peak, peak);
+		else if (get(p, "mca.flops_per_cycle", &fl))
 			append(f, "; %.1f FP operations per cycle", fl);
 		if (memory)
 			append(f, "; but the kernel is at %.0f%% of the bandwidth peak and the model assumes L1 hits: "

@@ -751,6 +751,22 @@ static void loop_text(const struct pragma_mca_loop *l, char *out, size_t len)
 		 l->calls ? ", calls inside: the callee is not modeled" : "", l->dropped ? ", some left out" : "");
 }
 
+/* FP32 operations per cycle a core of this model can do at most: two FMA
+ * pipes everywhere we model, 256 bits wide (Zen 4 and its model split
+ * 512-bit operations in two), 512 on the Intel server cores when the loop
+ * uses 512-bit vectors; Zen 1's are 128 bits. */
+static double peak_per_cycle(const char *cpu, int avx512)
+{
+	if (!strcmp(cpu, "znver1"))
+		return 16;
+	if (avx512 && (!strcmp(cpu, "icelake-server") || !strcmp(cpu, "skylake-avx512") ||
+		       !strcmp(cpu, "cascadelake") || !strcmp(cpu, "cooperlake") || !strcmp(cpu, "sapphirerapids")))
+		return 64;
+	if (!strcmp(cpu, "x86-64"))
+		return 8;
+	return 32;
+}
+
 void pragma_mca_report(const struct pragma_mca_plan *plan, const char *source_name, struct pragma_profile *p)
 {
 	const struct pragma_mca_loop *hot = NULL;
@@ -782,8 +798,10 @@ void pragma_mca_report(const struct pragma_mca_plan *plan, const char *source_na
 		pragma_profile_set(p, "mca.latency_pct",
 				   100 * fmax(0, hot->cycles - fmax(hot->resource_cycles, hot->resource_load)) / hot->cycles,
 				   "mca");
-	if (hot->flops > 0 && hot->cycles > 0)
+	if (hot->flops > 0 && hot->cycles > 0) {
 		pragma_profile_set(p, "mca.flops_per_cycle", hot->flops / hot->cycles, "mca");
+		pragma_profile_set(p, "mca.peak_flops_per_cycle", peak_per_cycle(plan->cpu, hot->avx512), "mca");
+	}
 	pragma_profile_set(p, "mca.ipc", hot->ipc, "mca");
 	pragma_profile_set(p, "mca.uops_per_iter", hot->uops, "mca");
 	if (hot->measured)

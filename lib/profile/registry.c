@@ -70,6 +70,7 @@ static const struct pragma_metric_def defs[] = {
 	{ "mca.port_pressure_pct", "%", MCA, "busiest port's share of the cycles", 1, NE, 0.03, NULL },
 	{ "mca.latency_pct", "%", MCA, "cycles the ports do not explain (dependency chains)", 1, LO, 0.05, NULL },
 	{ "mca.flops_per_cycle", "FLOP/cycle", MCA, "FP operations per cycle (hot loop, model)", 1, HI, 0.02, NULL },
+	{ "mca.peak_flops_per_cycle", "FLOP/cycle", MCA, "FP32 peak per cycle of the modeled core", 0, NE, 0.01, NULL },
 	{ "mca.ipc", "ratio", MCA, "instructions per cycle (hot loop, model)", 0, NE, 0.02, NULL },
 	{ "mca.uops_per_iter", "count", MCA, "micro-ops per iteration (hot loop)", 0, LO, 0.02, NULL },
 	{ "mca.hot_loop_pct", "%", MCA, "hot loop's share of the executed instructions", 1, NE, 0.05, NULL },

@@ -489,6 +489,8 @@ static void mca_port_bound_avx512(void **state)
 	contains(f->evidence, "bound by port ICXPort0 (vector ALU/FMA, divides, branches), busy 95% of its 7.07 cycles");
 	contains(f->evidence, "llvm-mca 14's icelake-server model of this build");
 	contains(f->evidence, "execution ports are the limit");
+	/* two 512-bit FMA units: 64 per cycle; 54.4 is 85% of it */
+	contains(f->evidence, "54.4 FP operations per cycle, 85% of the modeled core's FP32 peak (64): the loop itself is done");
 	pragma_diagnosis_release(&d);
 	pragma_profile_release(&p);
 	pragma_mca_plan_release(&plan);
@@ -536,6 +538,14 @@ static void mca_port_bound_avx2(void **state)
 	assert_true(metric(&p, "mca.flops_per_cycle") > 30 && metric(&p, "mca.flops_per_cycle") <= 32);
 	assert_true(metric(&p, "mca.latency_pct") < 5);
 	contains(loop_remark(&p, 0)->text, "bound by port Zn3FP");
+	near(metric(&p, "mca.peak_flops_per_cycle"), 32, 0);
+	struct pragma_diagnosis d;
+	pragma_diagnose(&p, &zen3, &d);
+	int at_peak = 0;
+	for (size_t i = 0; i < d.n; i++)
+		at_peak |= !strcmp(d.f[i].bottleneck, "port-bound") && strstr(d.f[i].evidence, "of the modeled core's FP32 peak (32)");
+	assert_true(at_peak);
+	pragma_diagnosis_release(&d);
 	pragma_profile_release(&p);
 	pragma_mca_plan_release(&plan);
 	free(dis);
