@@ -556,16 +556,112 @@ def seed_everything(seed):
     np.random.seed(seed % (1 << 32))
 
 
-def build_model(problem, seed):
-    """torch.manual_seed(seed); Model(*get_init_inputs()) in training mode."""
+def build_model(problem, seed, init_out=None):
+    """torch.manual_seed(seed); Model(*get_init_inputs()) in training mode.
+    init_out (a list), when given, receives get_init_inputs()'s values."""
     seed_everything(seed)
     init = problem.call("get_init_inputs()", problem.module.get_init_inputs)
     if not isinstance(init, (list, tuple)):
         raise BridgeError("bad_output", "get_init_inputs() returned %s, expected a list"
                           % type(init).__name__)
+    if init_out is not None:
+        init_out.extend(init)
     model = problem.call("Model(*get_init_inputs())", problem.Model, *init)
     model.train()
     return model
+
+
+# --------------------------------------------------------------------------
+# task facts: what the forward pass depends on that no tensor shows
+
+FACT_TEXT_MAX = 240
+FACTS_MAX = 32
+
+
+def _fact_value(v, depth=0):
+    """A JSON-safe form of a hyper-parameter (None when it has none)."""
+    if isinstance(v, bool) or isinstance(v, int) or isinstance(v, str):
+        return v
+    if isinstance(v, float):
+        return v if v == v and v not in (float("inf"), float("-inf")) else None
+    if isinstance(v, (list, tuple)) and depth < 3 and len(v) <= 64:
+        return [_fact_value(x, depth + 1) for x in v]
+    return None
+
+
+def _fact_text(v):
+    """How a model would write it: (64, 128, 128), 1e-05, 'mean', tensor [3, 4] float32."""
+    if torch is not None and isinstance(v, torch.Tensor):
+        return "tensor %s %s" % (list(v.shape), dtype_name(v.dtype))
+    if torch is not None and isinstance(v, torch.nn.Module):
+        return type(v).__name__
+    text = repr(v)
+    return text if len(text) <= FACT_TEXT_MAX else text[:FACT_TEXT_MAX - 3] + "..."
+
+
+def init_param_names(model_cls, n):
+    """Model.__init__'s parameter names for n positional values; arg<i> for
+    values caught by *args or beyond the signature."""
+    names, star = [], None
+    try:
+        params = list(inspect.signature(model_cls.__init__).parameters.values())[1:]  # drop self
+    except (TypeError, ValueError):
+        params = []
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        elif p.kind == p.VAR_POSITIONAL:
+            star = p.name
+            break
+    out = []
+    for i in range(n):
+        if i < len(names):
+            out.append(names[i])
+        elif star:
+            out.append("%s[%d]" % (star, i - len(names)))
+        else:
+            out.append("arg%d" % i)
+    return out
+
+
+def init_facts(problem, init):
+    """[{"name", "value", "text"}] for Model(*get_init_inputs())."""
+    names = init_param_names(problem.Model, len(init))
+    return [{"name": n, "value": _fact_value(v), "text": _fact_text(v)} for n, v in zip(names, init)]
+
+
+def attribute_facts(model):
+    """The model's own plain settings (self.dim = dim, self.eps = 1e-5):
+    numbers, strings and short tuples of them, in assignment order."""
+    out = []
+    for k, v in vars(model).items():
+        if k.startswith("_") or k == "training" or len(out) >= FACTS_MAX:
+            continue
+        val = _fact_value(v)
+        if val is None or (isinstance(val, list) and any(x is None or isinstance(x, list) for x in val)):
+            continue
+        out.append({"name": k, "value": val, "text": _fact_text(v)})
+    return out
+
+
+def module_facts(model):
+    """Submodules with settings (nn.MaxPool2d's kernel_size, stride,
+    padding; nn.LayerNorm's eps): their extra_repr, which is how torch
+    prints a module's hyper-parameters."""
+    out = []
+    for name, mod in model.named_modules():
+        if not name or len(out) >= FACTS_MAX:
+            continue
+        try:
+            cfg = mod.extra_repr()
+        except Exception:  # a user module's extra_repr may fail; it only costs the fact
+            continue
+        if not cfg:
+            continue
+        if len(cfg) > FACT_TEXT_MAX:
+            cfg = cfg[:FACT_TEXT_MAX - 3] + "..."
+        out.append({"name": name, "type": type(mod).__name__, "config": cfg})
+    return out
 
 
 class Instance:
@@ -573,7 +669,8 @@ class Instance:
 
     def __init__(self, problem, seed):
         self.seed = seed
-        self.model = build_model(problem, seed)
+        self.init = []
+        self.model = build_model(problem, seed, self.init)
         seed_everything(seed + INPUT_SEED_OFFSET)
         raw = problem.call("get_inputs()", problem.module.get_inputs)
         if not isinstance(raw, (list, tuple)):
@@ -971,6 +1068,9 @@ class Analysis:
                 "category_source": source,
                 "description": problem.description(),
                 "constants": problem.constants(),
+                "init_args": init_facts(problem, inst.init),
+                "attributes": attribute_facts(inst.model),
+                "modules": module_facts(inst.model),
                 "inputs": inputs,
                 "outputs": outputs,
                 "flops": int(rec.flops) if known else None,

@@ -12,9 +12,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: pragma machine [--json] [--measure]\n"
 		"\n"
-		"Show the CPU, its caches and its measured peak FP32 FLOP/s and memory\n"
-		"bandwidth: the roofline pragma judges kernels against. The peaks are\n"
-		"measured once (a few seconds, all usable cores) and cached in\n"
+		"Show the CPU, its caches, its micro-architecture (decoded from a table with\n"
+		"sources) and its measured peak FP32 FLOP/s and memory bandwidth: the\n"
+		"roofline pragma judges kernels against. Two bandwidth figures: the roof,\n"
+		"what streaming kernels reach when timed like candidates (cold cache,\n"
+		"pragma-harness), which %% of roof and the prompts use; and the highest\n"
+		"bandwidth ever measured, which only the impossible-speed check uses. The\n"
+		"peaks are measured once (some seconds, all usable cores) and cached in\n"
 		"<cache dir>/machine.json until the CPU, core count or kernel changes.\n"
 		"\n"
 		"  --json     print the machine record as JSON\n"
@@ -68,15 +72,44 @@ static void print_table(const struct pragma_machine *m, const char *cache_path)
 		printf("%-12s %-4s %9s  %6s  %3d B lines  %s\n", i ? "" : "Caches", name,
 		       human_size(c->size, sz, sizeof(sz)), ways, c->line, shared);
 	}
+	{
+		struct pragma_buf u = PRAGMA_BUF_INIT;
+		char *line, *save = NULL;
+		int first = 1;
+
+		/* The uarch lines, as prompts get them, under one label. */
+		pragma_machine_uarch_text(m, &u);
+		for (line = strtok_r(u.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save), first = 0)
+			printf("%-12s %s\n", first ? "Core" : "", line + 2);
+		pragma_buf_release(&u);
+	}
 	if (!m->measured) {
 		printf("Peaks        not measured\n");
 	} else {
 		printf("Peak FP32    %.1f GFLOP/s on %d core%s (%s FMA; %.1f GFLOP/s on 1 core)\n", m->peak_gflops,
 		       m->cores, m->cores == 1 ? "" : "s", m->peak_isa, m->peak_gflops_1core);
-		printf("Bandwidth    %.1f GB/s: read %.1f, triad %.1f, non-temporal copy %.1f GB/s (all cores)\n",
-		       m->peak_gbs, m->bw_read_gbs, m->bw_triad_gbs, m->bw_ntcopy_gbs);
-		printf("Method       best of many short runs: 12 independent FMA chains per core; bandwidth\n"
-		       "             over arrays >= 4x the last-level cache, the best of the three methods\n");
+		printf("             12 independent FMA chains per core, best of many short runs\n");
+		if (m->roof_gbs > 0) {
+			printf("Roof         %.1f GB/s memory bandwidth: the roof for %% of roof and the prompts, the best\n"
+			       "             streaming kernel (%s) under the timing protocol kernels are judged by\n",
+			       m->roof_gbs, m->roof_method);
+			for (int i = 0; i < m->n_roofs; i++)
+				printf("             %-7s %6.1f GB/s  median %.3f ms (min %.3f) for %.0f MB: %s\n", m->roofs[i].name,
+				       m->roofs[i].gbs, m->roofs[i].median_ms, m->roofs[i].min_ms, m->roofs[i].bytes / 1e6,
+				       m->roofs[i].what);
+			printf("             how: %s\n", m->roof_protocol);
+			printf("             bytes: inputs read once + outputs written once (like a task's minimal bytes);\n"
+			       "             the write-allocate read of ordinary stores is real traffic but not counted\n");
+		} else {
+			printf("Roof         not measured under the timing protocol: %s\n"
+			       "             (%% of roof falls back to the peak below; 'pragma machine --measure' retries)\n",
+			       m->roof_why[0] ? m->roof_why : "unknown reason");
+		}
+		printf("Peak memory  %.1f GB/s: the highest bandwidth ever measured here, for the impossible-speed\n"
+		       "             check only (%s)\n", m->peak_gbs, m->peak_gbs_how[0] ? m->peak_gbs_how : "microbenchmarks");
+		printf("             microbenchmarks: read %.1f, triad %.1f, non-temporal copy %.1f GB/s (all cores,\n"
+		       "             short windows of arrays >= 4x the last-level cache, best of many runs, warm threads,\n"
+		       "             no cache flush)\n", m->bw_read_gbs, m->bw_triad_gbs, m->bw_ntcopy_gbs);
 		printf("Measured     %s\n", m->measured_at);
 	}
 	if (cache_path)

@@ -143,6 +143,12 @@ static int show(struct cli_opts *o)
 			printf("override:    %s\n", t.overrides[i]);
 		print_specs("inputs", t.inputs, t.n_inputs);
 		print_specs("outputs", t.outputs, t.n_outputs);
+		if (t.n_facts) {
+			struct pragma_buf f = PRAGMA_BUF_INIT;
+			pragma_task_facts_text(&t, &f);
+			printf("\nsettings (not inputs; what the forward pass depends on)\n%s", f.data);
+			pragma_buf_release(&f);
+		}
 		printf("\n--- %s ---\n%s%s", t.source_name, t.source,
 		       t.source[0] && t.source[strlen(t.source) - 1] != '\n' ? "\n" : "");
 	}

@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "pragma/buf.h"
 #include "pragma/err.h"
 #include "pragma/kernel.h"
 
@@ -23,6 +24,15 @@ struct pragma_tensor_spec {
 	int ndim;
 	int64_t shape[PK_MAX_DIMS];
 	json_t *init;            /* native tasks: the init distribution (borrowed from meta) */
+};
+
+/* Something the forward pass depends on that no tensor shows (cumsum's dim,
+ * pooling's kernel/stride/padding, layer norm's eps, a native task's sizes):
+ * the model writing the kernel must be told it (pragma_task_facts_text). */
+struct pragma_task_fact {
+	char kind[12];           /* "init_arg", "attribute", "module", "constant", "size" */
+	char name[64];           /* "dim", "pool (MaxPool2d)", "SCAN_DIM", "N" */
+	char value[256];         /* "1", "kernel_size=3, stride=2, padding=1, ...", "(64, 128, 128)" */
 };
 
 struct pragma_task {
@@ -43,7 +53,18 @@ struct pragma_task {
 	char runtime[128];       /* reference runtime: "torch 1.13.0a0 python 3.11.2" or "gcc 12.2.0" */
 	int has_baseline_c;      /* native: ships baseline.c */
 	json_t *meta;            /* bridge info or task.json (owned) */
+	/* From the bridge's info (KernelBench: constructor arguments by name,
+	 * the model's settings, submodules' settings, module constants) or
+	 * task.json's sizes after --set (native); malloc'ed. */
+	struct pragma_task_fact *facts;
+	int n_facts;
 };
+
+/* Fill t->facts from t->meta (pragma_task_load does; lib/task/bridge.c). */
+void pragma_task_facts_fill(struct pragma_task *t);
+/* The facts in a few Markdown lines ("- " bullets), for prompts and
+ * `tasks show`; nothing when there are none. */
+void pragma_task_facts_text(const struct pragma_task *t, struct pragma_buf *out);
 
 /* Load a task from a path: a .py file (KernelBench) or a folder with
  * task.json. overrides are "NAME=VALUE" strings (--set). For KernelBench

@@ -21,12 +21,20 @@ void agents_io_table(const struct pragma_task *t, struct pragma_buf *out)
 				pragma_dtype_name(t->outputs[i].dtype),
 				pragma_shape_str(t->outputs[i].shape, t->outputs[i].ndim, sh, sizeof(sh)));
 	}
+	/* What the forward pass depends on beyond the tensors: dim, kernel
+	 * size, stride, padding, eps, sizes. */
+	if (t->n_facts) {
+		pragma_buf_adds(out, "\nSettings the forward pass depends on (not inputs; fixed for this task):\n");
+		pragma_task_facts_text(t, out);
+	}
 }
 
 void agents_machine_text(const struct pragma_machine *m, struct pragma_buf *out)
 {
 	pragma_buf_addf(out, "- CPU: %s (%s family %d model %d), %d cores usable%s\n", m->cpu_model, m->vendor,
 			m->family, m->model, m->cores, m->hypervisor ? ", virtual machine" : "");
+	/* What family/model means: unit widths, FMA latency, cache latencies. */
+	pragma_machine_uarch_text(m, out);
 	pragma_buf_addf(out, "- ISA: %s\n", m->isa);
 	pragma_buf_adds(out, "- Caches:");
 	for (int i = 0; i < m->n_caches; i++)
@@ -36,12 +44,17 @@ void agents_machine_text(const struct pragma_machine *m, struct pragma_buf *out)
 					(unsigned long long)(m->caches[i].size / 1024), m->caches[i].ways,
 					m->caches[i].shared_cpus, i + 1 < m->n_caches ? ";" : "");
 	pragma_buf_addch(out, '\n');
-	if (m->measured)
-		pragma_buf_addf(out,
-				"- Measured peaks: %.0f GFLOP/s FP32 (%s FMA, all cores; %.0f on one core), "
-				"memory bandwidth %.1f GB/s (best of read %.1f, triad %.1f, non-temporal copy %.1f)\n",
-				m->peak_gflops, m->peak_isa, m->peak_gflops_1core, m->peak_gbs, m->bw_read_gbs,
-				m->bw_triad_gbs, m->bw_ntcopy_gbs);
+	if (!m->measured)
+		return;
+	pragma_buf_addf(out, "- Compute roof: %.0f GFLOP/s FP32 (%s FMA, all cores; %.0f on one core)\n", m->peak_gflops,
+			m->peak_isa, m->peak_gflops_1core);
+	pragma_buf_adds(out, "- Memory bandwidth roof: ");
+	pragma_machine_roof_text(m, out);
+	if (m->roof_gbs > 0)
+		pragma_buf_addf(out, ". Streaming kernels timed like yours (cold cache, all cores) reach this, not the "
+				     "%.1f GB/s that warm microbenchmarks show",
+				m->peak_gbs);
+	pragma_buf_adds(out, "\n");
 }
 
 void agents_baseline_text(const struct pragma_task *t, const struct pragma_baseline *b, struct pragma_buf *out)
@@ -71,14 +84,21 @@ void agents_work_text(const struct pragma_task *t, const struct pragma_machine *
 	if (t->flops > 0 && t->bytes > 0)
 		pragma_buf_addf(out, ", arithmetic intensity %.2f FLOP/byte", t->flops / t->bytes);
 	pragma_buf_adds(out, ".");
-	if (m->measured && m->peak_gbs > 0) {
-		double t_bw = t->bytes / (m->peak_gbs * 1e6);
+	double bw = pragma_machine_bw_roof(m, NULL);
+	if (m->measured && bw > 0) {
+		double t_bw = t->bytes / (bw * 1e6);
 		double t_fl = t->flops > 0 && m->peak_gflops > 0 ? t->flops / (m->peak_gflops * 1e6) : 0;
-		pragma_buf_addf(out, " Lower bounds on this machine: %.3f ms from bandwidth", t_bw);
+		pragma_buf_addf(out, " Lower bounds on this machine: %.3f ms from bandwidth (%.1f GB/s roof)", t_bw, bw);
 		if (t_fl > 0)
 			pragma_buf_addf(out, ", %.3f ms from compute", t_fl);
-		pragma_buf_addf(out, " — the %s roof binds. The baseline reaches %.0f%% of it.",
-				t_fl > t_bw ? "compute" : "bandwidth",
-				ms > 0 ? 100 * (t_fl > t_bw ? t_fl : t_bw) / ms : 0);
+		pragma_buf_addf(out, " — the %s roof binds.", t_fl > t_bw ? "compute" : "bandwidth");
+		if (ms > 0 && t_fl > ms)
+			/* Never a fraction above 100%: a different amount of work. */
+			pragma_buf_addf(out, " The baseline runs the task's FLOP count at %.2fx the FP32 peak, so it does "
+					     "fewer FLOPs than counted (a Winograd or FFT algorithm); against the bandwidth "
+					     "roof it reaches %.0f%%, and a kernel doing the same is judged by that roof.",
+					t_fl / ms, 100 * t_bw / ms);
+		else if (ms > 0)
+			pragma_buf_addf(out, " The baseline reaches %.0f%% of it.", 100 * (t_fl > t_bw ? t_fl : t_bw) / ms);
 	}
 }

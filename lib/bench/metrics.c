@@ -70,15 +70,25 @@ json_t *pragma_bench_outcome(json_t *run)
 	sec[2] += num(json_object_get(json_object_get(sum, "final_seconds"), "timing"), 0);
 	sec[4] += num(json_object_get(json_object_get(sum, "final_seconds"), "lock_wait"), 0);
 	int correct = best && !strcmp(json_string_value(json_object_get(best, "status")) ?: "", "ok");
-	double sp = NAN, lo = NAN, hi = NAN, roof = NAN;
+	double sp = NAN, lo = NAN, hi = NAN, roof = NAN, over = NAN;
 	if (correct) {
 		/* The final interleaved comparison when the run got that far. */
 		sp = num(json_object_get(sbest, "speedup"), num(json_object_get(run, "best_speedup"),
 								num(json_object_get(best, "speedup"), NAN)));
 		lo = num(json_object_get(json_object_get(sbest, "speedup_spread"), "lo"), NAN);
 		hi = num(json_object_get(json_object_get(sbest, "speedup_spread"), "hi"), NAN);
-		roof = num(json_object_get(json_object_get(json_object_get(best, "metrics"), "roof.pct_roof"), "value"),
-			   NAN) / 100;
+		json_t *mets = json_object_get(best, "metrics");
+		roof = num(json_object_get(json_object_get(mets, "roof.pct_roof"), "value"), NAN) / 100;
+		/* A task FLOP rate above the FP32 peak is a cheaper algorithm
+		 * (Winograd, Strassen), not 133% of a roof: its roof is bandwidth.
+		 * Profiles recorded before pragma knew that stored the compute
+		 * fraction; take their bandwidth fraction instead. */
+		over = num(json_object_get(json_object_get(mets, "roof.flops_over_peak"), "value"), NAN);
+		double pfl = num(json_object_get(json_object_get(mets, "roof.pct_peak_flops"), "value"), NAN);
+		if (isnan(over) && pfl > 100)
+			over = pfl / 100;
+		if (!isnan(over))
+			roof = num(json_object_get(json_object_get(mets, "roof.pct_peak_bw"), "value"), NAN) / 100;
 	}
 	double total = 0;
 	for (int k = 0; k < 6; k++)
@@ -99,6 +109,10 @@ json_t *pragma_bench_outcome(json_t *run)
 		      (json_int_t)(json_integer_value(json_object_get(calls, "prompt_tokens")) +
 				   json_integer_value(json_object_get(calls, "completion_tokens"))),
 		      "cost", num(json_object_get(calls, "cost"), 0));
+	if (!isnan(over))
+		json_object_set_new(o, "roof_note", json_sprintf("bandwidth roof: the task's FLOP count runs at %.2fx the "
+								 "FP32 peak, so the kernel does fewer FLOPs than counted "
+								 "(Winograd/Strassen-like)", over));
 	/* exec providers: counted from characters, not by the model. */
 	json_object_set_new(o, "tokens_estimated", json_boolean(json_integer_value(json_object_get(calls, "estimated")) > 0));
 	json_object_set_new(o, "seconds", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "llm", sec[0], "compile",

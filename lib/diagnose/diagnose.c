@@ -97,23 +97,41 @@ static const char *sim_caveat(const struct pragma_profile *p)
 	return buf;
 }
 
+/* Roofline rules. The bandwidth roof is what a streaming kernel reaches
+ * under the timing protocol (roof.peak_gbs), not the highest peak ever
+ * measured. A task FLOP rate above the FP32 peak means fewer FLOPs done than
+ * counted (Winograd, Strassen): the compute roof says nothing then, so only
+ * the bandwidth fraction is judged, and "near the roof" is never said of an
+ * impossible compute fraction (older profiles stored one in roof.pct_roof). */
 static void roofline_rules(const struct pragma_profile *p, struct pragma_diagnosis *d)
 {
-	double pct_roof, ai = NAN, ridge = NAN, gbs, pct_bw, gfl, pct_fl, v, w;
-	char a[96], b[32];
+	double pct_roof, ai = NAN, ridge = NAN, gbs, pct_bw, gfl, pct_fl, v, w, over = 0;
+	char a[96];
 	int have_ai = get(p, "roof.ai", &ai) && get(p, "roof.ridge_ai", &ridge);
-	int memory_side = have_ai ? ai < ridge : !get(p, "roof.gflops", &v);
+	int fewer = get(p, "roof.flops_over_peak", &over) ||
+		    (get(p, "roof.pct_peak_flops", &pct_fl) && pct_fl > 100 && (over = pct_fl / 100) > 0);
+	int memory_side = fewer || (have_ai ? ai < ridge : !get(p, "roof.gflops", &v));
 
 	if (!get(p, "roof.pct_roof", &pct_roof))
 		return;
+	if (fewer) {
+		/* The only roof left is bandwidth; without a byte count, none. */
+		if (!get(p, "roof.pct_peak_bw", &pct_roof))
+			return;
+	}
 	if (memory_side && get(p, "roof.gbs", &gbs) && get(p, "roof.pct_peak_bw", &pct_bw) &&
 	    get(p, "roof.peak_gbs", &v)) {
 		if (pct_bw >= 40) {
 			struct pragma_finding *f =
 				add(d, "memory-bound", 0.4 + 0.6 * fmin(pct_bw, 100) / 100,
-				    "memory-bound: %.1f GB/s = %.0f%% of the measured bandwidth peak (%.1f GB/s)", gbs,
-				    pct_bw, v);
-			if (have_ai)
+				    "memory-bound: %.1f GB/s = %.0f%% of the bandwidth roof (%.1f GB/s, the best a "
+				    "streaming kernel reaches under the same timing protocol)",
+				    gbs, pct_bw, v);
+			if (fewer)
+				append(f, "; the task's FLOP count runs at %.2fx the FP32 peak, so the kernel does fewer "
+					  "FLOPs than counted (Winograd/Strassen-like) and bandwidth is its roof",
+				       over);
+			else if (have_ai)
 				append(f, "; arithmetic intensity %.3g FLOP/B is below the ridge point %.3g", ai, ridge);
 			if (get(p, "sim.ll_miss_rate", &v) && get(p, "sim.ll_misses", &w))
 				append(f, "; LL miss rate %.0f%% (%s misses per call)%s", v, count(w, a, sizeof(a)),
@@ -123,11 +141,14 @@ static void roofline_rules(const struct pragma_profile *p, struct pragma_diagnos
 					  "streaming stores, narrower types)");
 			if (get(p, "static.nt_stores", &v) && v == 0 && p->bytes > 0)
 				append(f, "; no streaming stores in the code");
-		} else {
+		} else if (!fewer) {
+			/* A cheaper algorithm is compute-bound on FLOPs nobody
+			 * counted: a low bandwidth share is no sign of waste. */
 			add(d, "far-from-roof", 0.6,
-			    "far from the roof: %.1f GB/s is %.0f%% of the bandwidth peak (%.1f GB/s) although the "
-			    "memory roof binds (%s); the kernel leaves bandwidth unused: too little parallelism, "
-			    "strided or dependent accesses, or scalar code",
+			    "far from the roof: %.1f GB/s is %.0f%% of the bandwidth roof (%.1f GB/s, the best a streaming "
+			    "kernel reaches under the same timing protocol) although the memory roof binds (%s); the "
+			    "kernel leaves bandwidth unused: too little parallelism, strided or dependent accesses, or "
+			    "scalar code",
 			    gbs, pct_bw, v,
 			    have_ai ? (snprintf(a, sizeof(a), "intensity %.3g < ridge %.3g", ai, ridge), a)
 				    : "no FLOP count");
@@ -146,12 +167,20 @@ static void roofline_rules(const struct pragma_profile *p, struct pragma_diagnos
 			append(f, "; if tuning stalls, change the algorithm or the blocking");
 		}
 	}
-	if (pct_roof >= 70)
-		add(d, "near-roof", fmin(pct_roof, 100) / 100,
-		    "near the roof: %.0f%% of what the %s roof allows; further gains need less work or fewer bytes, "
-		    "not tuning",
-		    pct_roof, memory_side ? "bandwidth" : "compute");
-	(void)b;
+	if (pct_roof >= 70) {
+		struct pragma_finding *f =
+			add(d, "near-roof", fmin(pct_roof, 100) / 100,
+			    "near the roof: %.0f%% of what the %s roof allows; further gains need less work or fewer "
+			    "bytes, not tuning",
+			    pct_roof, memory_side ? "bandwidth" : "compute");
+		if (pct_roof > 100)
+			append(f, "; above 100%% because this kernel beat the roof's streaming kernels (the roof was "
+				  "measured on a busier machine, or the data stayed in cache): treat it as at the roof");
+		else if (!memory_side && get(p, "roof.pct_peak_flops", &pct_fl) && pct_fl >= 90)
+			append(f, "; at %.0f%% of the FP32 peak it may also be doing fewer FLOPs than the task counts "
+				  "(Winograd, Strassen)",
+			       pct_fl);
+	}
 }
 
 static void vector_rules(const struct pragma_profile *p, const struct pragma_machine *m, struct pragma_diagnosis *d)

@@ -243,6 +243,8 @@ static int parse_cpuinfo(struct pragma_machine *m, const char *root, uint64_t *c
 			m->stepping = atoi(val);
 		else if (!strcmp(key, "cache size"))
 			*cache_size_hint = pragma_machine_parse_size(val);
+		else if (!strcmp(key, "cpu MHz"))
+			m->cpu_mhz = strtod(val, NULL) > 0 ? strtod(val, NULL) : 0;
 		else if ((!strcmp(key, "flags") || !strcmp(key, "Features")) && !flags)
 			flags = val;
 	}
@@ -395,6 +397,13 @@ int pragma_machine_detect_at(struct pragma_machine *m, const char *root, struct 
 	m->cores = usable_cpus();
 	if (m->cores <= 0)
 		m->cores = m->online_cpus;
+
+	/* cpufreq (kHz): absent in most VMs, where only cpuinfo's figure is left. */
+	int khz;
+	if (read_int(root, "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", &khz) == 0 && khz > 0)
+		m->max_mhz = khz / 1000.0;
+	if (read_int(root, "/sys/devices/system/cpu/cpu0/cpufreq/base_frequency", &khz) == 0 && khz > 0)
+		m->base_mhz = khz / 1000.0;
 
 	read_caches(m, root);
 	summarize_caches(m);

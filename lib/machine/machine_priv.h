@@ -9,7 +9,10 @@
 
 /* Bumped whenever the benchmarks change in a way that changes their numbers:
  * a cache file written by another format is re-measured. */
-#define PRAGMA_MACHINE_CACHE_FORMAT 1
+/* Format 2 (2026-11): the protocol roofs (roof_gbs, roofs[]), the clock,
+ * peak_gbs_how. A format-1 file is re-measured; its peak_gbs is kept when
+ * higher (pragma_machine_load_at). */
+#define PRAGMA_MACHINE_CACHE_FORMAT 2
 
 typedef int (*pragma_machine_measure_fn)(struct pragma_machine *m, struct pragma_err *err);
 
@@ -32,6 +35,10 @@ int pragma_machine_from_json(struct pragma_machine *m, const json_t *j, struct p
  * cached peaks still apply); otherwise 0, with what differs in why. */
 int pragma_machine_same(const struct pragma_machine *a, const struct pragma_machine *b, char *why,
 			size_t why_len);
+
+/* Bytes per array of the protocol roof kernels for a last-level cache of
+ * llc_bytes (lib/machine/roofs.c). */
+uint64_t pragma_machine_roof_array_bytes(uint64_t llc_bytes);
 
 /* sysfs formats: "32K", "1024K", "2M", "512" → bytes (0 if malformed);
  * "0-3,8,10-11" → 7; "00000000,000000ff" → 8 (-1 if malformed). */

@@ -715,6 +715,8 @@ int pragma_machine_measure(struct pragma_machine *m, struct pragma_err *err)
 	m->bw_triad_gbs = bw[BW_TRIAD];
 	m->bw_ntcopy_gbs = bw[BW_NTCOPY];
 	m->peak_gbs = fmax(fmax(bw[BW_READ], bw[BW_TRIAD]), bw[BW_NTCOPY]);
+	snprintf(m->peak_gbs_how, sizeof(m->peak_gbs_how), "the %s microbenchmark (short windows, best of many runs)",
+		 m->peak_gbs == bw[BW_NTCOPY] ? "non-temporal copy" : m->peak_gbs == bw[BW_READ] ? "read" : "triad");
 
 	/* Say so when others were using the CPUs: bandwidth then reads low (the
 	 * FLOP/s peak, counted in CPU time, holds up). */
@@ -728,6 +730,14 @@ int pragma_machine_measure(struct pragma_machine *m, struct pragma_err *err)
 				    "the bandwidth may read low ('pragma machine --measure' on a quieter "
 				    "machine measures again)", others, m->online_cpus);
 	}
+
+	/* The roof prompts use: streaming kernels timed the way candidates are.
+	 * Without it the roofline falls back to the microbenchmark peak, and
+	 * says so. */
+	struct pragma_err rerr = PRAGMA_ERR_INIT;
+	if (pragma_machine_measure_roofs(m, &rerr) < 0)
+		pragma_warn("the bandwidth roof under the timing protocol was not measured (%s); roofline fractions "
+			    "use the microbenchmark peak, which kernels timed by pragma do not reach", rerr.msg);
 
 	now = time(NULL);
 	gmtime_r(&now, &tm);

@@ -306,13 +306,20 @@ void pragma_profile_headline(const struct pragma_profile *p, struct pragma_buf *
 
 	/* DESIGN 4: the roofline fraction and the instruction-level facts first */
 	if (pragma_profile_get(p, "roof.pct_roof", &v)) {
-		int mem = pragma_profile_get(p, "roof.ai", &w) && pragma_profile_get(p, "roof.ridge_ai", &x) ? w < x
-			  : !pragma_profile_get(p, "roof.gflops", NULL);
+		/* Above the FLOP peak the kernel does fewer FLOPs than counted:
+		 * its roof is the bandwidth one (lib/profile/roofline.c). */
+		int fewer = pragma_profile_get(p, "roof.flops_over_peak", &x);
+		int mem = fewer || (pragma_profile_get(p, "roof.ai", &w) && pragma_profile_get(p, "roof.ridge_ai", &x)
+					    ? w < x
+					    : !pragma_profile_get(p, "roof.gflops", NULL));
 		pragma_buf_addf(out, "%.0f%% of the %s roof", v, mem ? "bandwidth" : "compute");
 		if (mem && pragma_profile_get(p, "roof.gbs", &w))
 			pragma_buf_addf(out, " (%.1f GB/s)", w);
 		else if (!mem && pragma_profile_get(p, "roof.gflops", &w))
 			pragma_buf_addf(out, " (%.1f GFLOP/s)", w);
+		if (fewer && pragma_profile_get(p, "roof.flops_over_peak", &x))
+			pragma_buf_addf(out, "; the task's FLOP count runs at %.2fx the FP32 peak: fewer FLOPs done than "
+					     "counted (Winograd/Strassen-like), so the compute roof does not apply", x);
 	}
 	if (pragma_profile_get(p, "sim.fp_packed_pct", &v)) {
 		pragma_buf_addf(out, "%sexecuted FP %.0f%% packed", out->len > start ? "; " : "", v);

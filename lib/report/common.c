@@ -240,8 +240,14 @@ void common_entry_line(json_t *model, json_t *entry, struct pragma_buf *out)
 		if (report_num(o, "speedup_lo", &lo) && report_num(o, "speedup_hi", &hi))
 			pragma_buf_addf(out, " (spread %s–%s%s%s)", report_fmt_x(lo, b, sizeof(b)), report_fmt_x(hi, c, sizeof(c)),
 					report_str(spr, "method") ? ": " : "", report_str(spr, "method") ? report_str(spr, "method") : "");
-		if (report_num(o, "roof", &x))
+		if (report_num(o, "roof", &x)) {
 			pragma_buf_addf(out, ", %.1f%% of its roofline", 100 * x);
+			if (report_str(o, "roof_note"))
+				pragma_buf_addf(out, " (%s)", report_str(o, "roof_note"));
+			else if (x > 1)
+				pragma_buf_adds(out, " (above 100%: the kernel beat the streaming kernels the roof was "
+						     "measured with — a roof measured on a busier machine, or cache-resident data)");
+		}
 	} else {
 		pragma_buf_adds(out, "; no correct kernel");
 	}

@@ -439,7 +439,10 @@ int report_html(json_t *model, const char *origin, struct pragma_buf *out)
 			"<li><b>Best so far</b>: the loop's historical best, replaced only when a correct kernel beat it in an "
 			"interleaved comparison beyond the spread (column “vs best, interleaved”).</li>\n"
 			"<li><b>Fraction of roofline</b>: <code>roof.pct_roof</code> of the best kernel's profile (pragma "
-			"mode only).</li>\n"
+			"mode only): its time against the bound from the FP32 peak and the bandwidth roof (what a streaming "
+			"kernel reaches under the timing protocol). A kernel that runs the task's FLOP count above the FP32 "
+			"peak does fewer FLOPs than counted (Winograd, Strassen): its fraction is of the bandwidth roof, and "
+			"says so.</li>\n"
 			"<li><b>Tokens and cost</b>: the LLM calls the store recorded for the run.</li>\n"
 			"</ul></section>\n</main>\n</body></html>\n");
 	return 0;

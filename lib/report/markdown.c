@@ -320,7 +320,10 @@ int report_markdown(json_t *model, const char *origin, struct pragma_buf *out)
 			"the final comparison.\n"
 			"- Best so far: the loop's historical best, replaced only when a correct kernel beat it in an "
 			"interleaved comparison beyond the spread (column \"vs best, interleaved\").\n"
-			"- Fraction of roofline: roof.pct_roof of the best kernel's profile (pragma mode only).\n"
+			"- Fraction of roofline: roof.pct_roof of the best kernel's profile (pragma mode only): its time "
+			"against the bound from the FP32 peak and the bandwidth roof (what a streaming kernel reaches under "
+			"the timing protocol). A kernel that runs the task's FLOP count above the FP32 peak does fewer "
+			"FLOPs than counted (Winograd, Strassen): its fraction is of the bandwidth roof, and says so.\n"
 			"- Tokens and cost: the LLM calls the store recorded for the run.\n");
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include "pragma/fs.h"
 #include "pragma/log.h"
 #include "pragma/proc.h"
+#include "pragma/task.h"
 
 #define TCMALLOC "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 
@@ -135,4 +136,134 @@ out:
 	pragma_child_release(&c);
 	pragma_buf_release(&script);
 	return ret;
+}
+
+/* ---- task facts (from the bridge's info, or task.json's sizes) ---- */
+
+static void fact_add(struct pragma_task *t, const char *kind, const char *name, const char *value)
+{
+	struct pragma_task_fact *f;
+
+	if (!name || !value)
+		return;
+	f = realloc(t->facts, sizeof(*t->facts) * (size_t)(t->n_facts + 1));
+	if (!f)
+		abort();
+	t->facts = f;
+	f = &t->facts[t->n_facts++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->kind, sizeof(f->kind), "%s", kind);
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	snprintf(f->value, sizeof(f->value), "%s", value);
+}
+
+/* A JSON number as a person writes it: 3, 1e-05, 0.5. */
+static void number_text(const json_t *v, char *buf, size_t len)
+{
+	if (json_is_integer(v))
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, len, "%.10g", json_real_value(v));
+	else if (json_is_true(v) || json_is_false(v))
+		snprintf(buf, len, "%s", json_is_true(v) ? "True" : "False");
+	else
+		snprintf(buf, len, "?");
+}
+
+/* Is there an init_arg with this name and text? (self.dim = dim says it twice.) */
+static int said(const struct pragma_task *t, const char *name, const char *value)
+{
+	for (int i = 0; i < t->n_facts; i++)
+		if (!strcmp(t->facts[i].kind, "init_arg") && !strcmp(t->facts[i].name, name) &&
+		    !strcmp(t->facts[i].value, value))
+			return 1;
+	return 0;
+}
+
+void pragma_task_facts_fill(struct pragma_task *t)
+{
+	const char *key;
+	json_t *v, *x;
+	size_t i;
+	char num[64], name[64];
+
+	free(t->facts);
+	t->facts = NULL;
+	t->n_facts = 0;
+	if (!json_is_object(t->meta))
+		return;
+	if (t->kind == PRAGMA_TASK_NATIVE) {
+		/* After --set: load_native applies overrides to meta's sizes. */
+		json_object_foreach(json_object_get(t->meta, "sizes"), key, v) {
+			number_text(v, num, sizeof(num));
+			fact_add(t, "size", key, num);
+		}
+		return;
+	}
+	/* The bridge's info. Every field is optional: an info cached by an
+	 * older bridge lacks them (its content hash changes with the bridge,
+	 * so that is rare). */
+	json_array_foreach(json_object_get(t->meta, "init_args"), i, x) {
+		const char *n = json_string_value(json_object_get(x, "name"));
+		const char *tx = json_string_value(json_object_get(x, "text"));
+		fact_add(t, "init_arg", n, tx);
+	}
+	json_array_foreach(json_object_get(t->meta, "attributes"), i, x) {
+		const char *n = json_string_value(json_object_get(x, "name"));
+		const char *tx = json_string_value(json_object_get(x, "text"));
+		if (n && tx && !said(t, n, tx))
+			fact_add(t, "attribute", n, tx);
+	}
+	json_array_foreach(json_object_get(t->meta, "modules"), i, x) {
+		const char *n = json_string_value(json_object_get(x, "name"));
+		const char *ty = json_string_value(json_object_get(x, "type"));
+		const char *cfg = json_string_value(json_object_get(x, "config"));
+		if (!n || !ty || !cfg)
+			continue;
+		snprintf(name, sizeof(name), "%.40s (%.20s)", n, ty);
+		fact_add(t, "module", name, cfg);
+	}
+	json_object_foreach(json_object_get(t->meta, "constants"), key, v) {
+		number_text(v, num, sizeof(num));
+		fact_add(t, "constant", key, num);
+	}
+}
+
+void pragma_task_facts_text(const struct pragma_task *t, struct pragma_buf *out)
+{
+	int n_init = 0, n_const = 0, n_size = 0;
+
+	for (int i = 0; i < t->n_facts; i++) {
+		n_init += !strcmp(t->facts[i].kind, "init_arg");
+		n_const += !strcmp(t->facts[i].kind, "constant");
+		n_size += !strcmp(t->facts[i].kind, "size");
+	}
+	if (n_init) {
+		pragma_buf_adds(out, "- Model(");
+		for (int i = 0, k = 0; i < t->n_facts; i++)
+			if (!strcmp(t->facts[i].kind, "init_arg"))
+				pragma_buf_addf(out, "%s%s=%s", k++ ? ", " : "", t->facts[i].name, t->facts[i].value);
+		pragma_buf_adds(out, "): the constructor arguments from get_init_inputs()\n");
+	}
+	for (int i = 0; i < t->n_facts; i++) {
+		const struct pragma_task_fact *f = &t->facts[i];
+		if (!strcmp(f->kind, "attribute"))
+			pragma_buf_addf(out, "- self.%s = %s\n", f->name, f->value);
+		else if (!strcmp(f->kind, "module"))
+			pragma_buf_addf(out, "- submodule %s: %s\n", f->name, f->value);
+	}
+	if (n_const) {
+		pragma_buf_adds(out, "- module constants:");
+		for (int i = 0, k = 0; i < t->n_facts; i++)
+			if (!strcmp(t->facts[i].kind, "constant"))
+				pragma_buf_addf(out, "%s %s=%s", k++ ? "," : "", t->facts[i].name, t->facts[i].value);
+		pragma_buf_addch(out, '\n');
+	}
+	if (n_size) {
+		pragma_buf_adds(out, "- sizes:");
+		for (int i = 0, k = 0; i < t->n_facts; i++)
+			if (!strcmp(t->facts[i].kind, "size"))
+				pragma_buf_addf(out, "%s %s=%s", k++ ? "," : "", t->facts[i].name, t->facts[i].value);
+		pragma_buf_addch(out, '\n');
+	}
 }

@@ -50,6 +50,7 @@ void pragma_task_release(struct pragma_task *t)
 		free(t->overrides[i]);
 	free(t->overrides);
 	json_decref(t->meta);
+	free(t->facts);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -658,6 +659,8 @@ int pragma_task_load(const char *path, const char *const *overrides, int n_overr
 	}
 	if (ret < 0)
 		pragma_task_release(t);
+	else
+		pragma_task_facts_fill(t);
 	return ret;
 }
 
@@ -699,6 +702,11 @@ json_t *pragma_task_json(const struct pragma_task *t)
 	json_object_set_new(o, "content_hash", json_string(t->content_hash));
 	if (t->kind == PRAGMA_TASK_NATIVE)
 		json_object_set_new(o, "baseline", json_string(t->has_baseline_c ? "baseline.c" : "reference.c"));
+	json_t *facts = json_array();
+	for (int i = 0; i < t->n_facts; i++)
+		json_array_append_new(facts, json_pack("{s:s, s:s, s:s}", "kind", t->facts[i].kind, "name",
+						       t->facts[i].name, "value", t->facts[i].value));
+	json_object_set_new(o, "facts", facts);
 	json_object_set_new(o, "source_name", json_string(t->source_name));
 	json_object_set_new(o, "source", json_string(t->source));
 	return o;

@@ -161,6 +161,56 @@ class InfoTests(unittest.TestCase):
 
 
 @unittest.skipUnless(HAVE_TORCH, "torch is not importable by %s" % sys.executable)
+class TaskFactTests(unittest.TestCase):
+    """Hyper-parameters that are not inputs reach the info: constructor
+    arguments by their names in Model.__init__, the model's own settings,
+    submodules' settings (extra_repr), module constants."""
+
+    TASKS = os.path.join(ROOT, "tasks", "cpu-l1")
+
+    def task(self, name, *sets):
+        return pb.problem_info(os.path.join(self.TASKS, name + ".py"), [pb.parse_override(s) for s in sets])
+
+    def test_cumsum_dim(self):
+        d = self.task("52_cumsum", "BATCH=2", "LENGTH=64")
+        self.assertEqual(d["init_args"], [{"name": "dim", "value": 1, "text": "1"}])
+        self.assertIn({"name": "dim", "value": 1, "text": "1"}, d["attributes"])
+        self.assertEqual(d["constants"]["SCAN_DIM"], 1)
+
+    def test_pooling_kernel_stride_padding(self):
+        d = self.task("33_max_pool2d", "BATCH=1", "CHANNELS=2", "HEIGHT=8", "WIDTH=8")
+        self.assertEqual([(a["name"], a["value"]) for a in d["init_args"]],
+                         [("kernel_size", 3), ("stride", 2), ("padding", 1)])
+        pool = [m for m in d["modules"] if m["name"] == "pool"]
+        self.assertEqual(len(pool), 1)
+        self.assertEqual(pool[0]["type"], "MaxPool2d")
+        for want in ("kernel_size=3", "stride=2", "padding=1"):
+            self.assertIn(want, pool[0]["config"])
+
+    def test_layer_norm_eps(self):
+        d = self.task("25_layer_norm", "BATCH=1", "FEATURES=2", "DIM1=4", "DIM2=4")
+        self.assertEqual(d["init_args"], [{"name": "normalized_shape", "value": [2, 4, 4], "text": "(2, 4, 4)"}])
+        ln = [m for m in d["modules"] if m["type"] == "LayerNorm"]
+        self.assertEqual(len(ln), 1)
+        self.assertIn("eps=1e-05", ln[0]["config"])
+
+    def test_init_names_beyond_the_signature(self):
+        class M(torch.nn.Module):
+            def __init__(self, a, *rest):
+                super().__init__()
+
+        self.assertEqual(pb.init_param_names(M, 3), ["a", "rest[0]", "rest[1]"])
+        self.assertEqual(pb.init_param_names(torch.nn.Module, 1), ["arg0"])
+        self.assertIsNone(pb._fact_value(float("nan")))
+        self.assertEqual(pb._fact_text(torch.zeros(3, 4)), "tensor [3, 4] float32")
+
+    def test_problem_without_init_args(self):
+        d = info("matmul")
+        self.assertEqual(d["init_args"], [])
+        self.assertEqual(d["modules"], [])
+
+
+@unittest.skipUnless(HAVE_TORCH, "torch is not importable by %s" % sys.executable)
 class RoundTripTests(unittest.TestCase):
     def _roundtrip(self, name, seed=3):
         problem = pb.Problem(fixture(name))

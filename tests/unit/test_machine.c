@@ -106,6 +106,8 @@ static void test_detect_zen4(void **state)
 	assert_int_equal(m.llc_bytes, 32u << 20);
 	assert_int_equal(m.measured, 0);
 	assert_int_equal(m.peak_gflops, 0);
+	assert_true(m.cpu_mhz > 2596.1 && m.cpu_mhz < 2596.2);
+	assert_true(m.max_mhz == 0 && m.base_mhz == 0);   /* a VM: no cpufreq */
 }
 
 static void test_detect_intel(void **state)
@@ -139,6 +141,7 @@ static void test_detect_intel(void **state)
 	assert_int_equal(m.l1d_bytes, 48 * 1024);
 	assert_int_equal(m.l2_bytes, 2u << 20);
 	assert_int_equal(m.llc_bytes, 107520ull * 1024);
+	assert_true(m.max_mhz == 3800 && m.base_mhz == 2000);   /* cpufreq, kHz */
 }
 
 static void test_detect_minimal(void **state)
@@ -200,6 +203,24 @@ static int fake_measure(struct pragma_machine *m, struct pragma_err *err)
 	m->bw_triad_gbs = 25.1;
 	m->bw_ntcopy_gbs = 0.1 + 74.2;   /* not exactly representable: round trip must keep every bit */
 	m->peak_gbs = m->bw_ntcopy_gbs;
+	snprintf(m->peak_gbs_how, sizeof(m->peak_gbs_how), "the non-temporal copy microbenchmark");
+	static const char *const names[] = { "read", "copy", "ntcopy", "triad", "scale" };
+	m->n_roofs = 5;
+	for (int i = 0; i < 5; i++) {
+		struct pragma_roof_method *r = &m->roofs[i];
+		snprintf(r->name, sizeof(r->name), "%s", names[i]);
+		snprintf(r->what, sizeof(r->what), "method %d", i);
+		r->bytes = 268435456.0 * (i ? 2 : 1);
+		r->median_ms = 10.0 + 0.3 * i;
+		r->min_ms = 9.1 + 0.1 * i;
+		r->gbs = r->bytes / (r->median_ms * 1e6);
+		r->calls = 10;
+		if (r->gbs > m->roof_gbs) {
+			m->roof_gbs = r->gbs;
+			snprintf(m->roof_method, sizeof(m->roof_method), "%s", r->name);
+		}
+	}
+	snprintf(m->roof_protocol, sizeof(m->roof_protocol), "cold cache, 2 threads");
 	return 0;
 }
 
@@ -235,6 +256,8 @@ static void test_json_round_trip(void **state)
 	/* Both start memset to 0 and strings are snprintf'ed: the bytes match. */
 	assert_memory_equal(&m, &back, sizeof(m));
 	assert_true(back.bw_ntcopy_gbs == m.bw_ntcopy_gbs);
+	assert_int_equal(back.n_roofs, 5);
+	assert_string_equal(back.roof_method, "copy");
 }
 
 static void test_json_rejects(void **state)
@@ -428,13 +451,15 @@ static void drop_measured(json_t *j) { json_object_set_new(j, "measured", json_f
 static void zero_peak(json_t *j) { json_object_set_new(j, "peak_gbs", json_real(0)); }
 static void wrong_type(json_t *j) { json_object_set_new(j, "bw_read_gbs", json_string("57")); }
 static void no_format(json_t *j) { json_object_del(j, "format"); }
+static void raise_peak(json_t *j) { json_object_set_new(j, "peak_gbs", json_real(90.5)); }
+static void no_roofs(json_t *j) { json_object_del(j, "roofs"); }
 
 static void test_cache_corrupt(void **state)
 {
 	struct cache_fixture *f = *state;
 	const char *texts[] = { "", "{not json", "{\"vendor\": \"AuthenticAMD\",", "[1, 2, 3]", "null",
 				"{\"format\": 1}", "\x7f" "ELF\x01\x01" };
-	void (*const edits[])(json_t *) = { drop_measured, zero_peak, wrong_type, no_format };
+	void (*const edits[])(json_t *) = { drop_measured, zero_peak, wrong_type, no_format, no_roofs };
 	struct pragma_machine m;
 	int expect = 0;
 
@@ -522,6 +547,200 @@ static void test_load_env_cache_dir(void **state)
 	pragma_buf_release(&path);
 }
 
+/* ---- the format change: old files re-measured, the highest peak kept ---- */
+
+/* A format-1 record (before the protocol roofs): no roof fields. */
+static void write_format1(const char *path, const struct pragma_machine *m, double peak_gbs)
+{
+	json_t *j = pragma_machine_json(m);
+	char *s;
+
+	for (const char *const *k = (const char *const[]){ "roof_gbs", "roof_method", "roof_protocol", "roof_why",
+							      "roofs", "peak_gbs_how", "cpu_mhz", "max_mhz",
+							      "base_mhz", "uarch", NULL };
+	     *k; k++)
+		json_object_del(j, *k);
+	json_object_set_new(j, "format", json_integer(1));
+	json_object_set_new(j, "measured", json_true());
+	json_object_set_new(j, "measured_at", json_string("2026-11-20T09:00:00Z"));
+	json_object_set_new(j, "peak_gbs", json_real(peak_gbs));
+	json_object_set_new(j, "peak_gflops", json_real(230));
+	json_object_set_new(j, "peak_gflops_1core", json_real(115));
+	s = json_dumps(j, 0);
+	write_text(path, s);
+	free(s);
+	json_decref(j);
+}
+
+static void test_cache_format_migration(void **state)
+{
+	struct cache_fixture *f = *state;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_machine det, m;
+	json_error_t je;
+	json_t *j;
+
+	assert_int_equal(pragma_machine_detect_at(&det, fixture("zen4"), &err), 0);
+
+	/* Same machine, format 1, a higher bandwidth peak than the new
+	 * measurement (74.3): re-measured, rewritten as format 2, and the old
+	 * peak kept for impossible_speed (a peak never goes down). */
+	write_format1(f->file.data, &det, 85.1);
+	load(f, 0, &m);
+	assert_int_equal(n_measured, 1);
+	assert_true(m.peak_gbs == 85.1);
+	assert_non_null(strstr(m.peak_gbs_how, "earlier measurement"));
+	assert_non_null(strstr(m.peak_gbs_how, "2026-11-20T09:00:00Z"));
+	assert_true(m.roof_gbs > 0 && m.n_roofs == 5);   /* the new fields came with the re-measurement */
+	j = json_load_file(f->file.data, 0, &je);
+	assert_non_null(j);
+	assert_int_equal(json_integer_value(json_object_get(j, "format")), PRAGMA_MACHINE_CACHE_FORMAT);
+	assert_int_equal(PRAGMA_MACHINE_CACHE_FORMAT, 2);
+	assert_true(json_number_value(json_object_get(j, "peak_gbs")) == 85.1);
+	assert_true(json_is_array(json_object_get(j, "roofs")));
+	json_decref(j);
+	load(f, 0, &m);                      /* now from the cache */
+	assert_int_equal(n_measured, 1);
+	assert_true(m.peak_gbs == 85.1);
+
+	/* A lower old peak is not kept: the new measurement wins. */
+	write_format1(f->file.data, &det, 20.0);
+	load(f, 0, &m);
+	assert_int_equal(n_measured, 2);
+	assert_true(m.peak_gbs > 74.2 && m.peak_gbs < 74.4);
+	assert_null(strstr(m.peak_gbs_how, "earlier"));
+
+	/* Another machine's old record lends nothing. */
+	struct pragma_machine other = det;
+	snprintf(other.kernel, sizeof(other.kernel), "4.19.0-old");
+	write_format1(f->file.data, &other, 999.0);
+	load(f, 0, &m);
+	assert_int_equal(n_measured, 3);
+	assert_true(m.peak_gbs < 75);
+
+	/* --measure on a format-2 cache keeps the higher peak too. */
+	edit_cache(f->file.data, raise_peak);
+	load(f, 1, &m);
+	assert_int_equal(n_measured, 4);
+	assert_true(m.peak_gbs == 90.5);
+}
+
+/* ---- micro-architecture table ---- */
+
+static void expect_uarch(const char *vendor, int family, int model, int stepping, const char *name, int vbits,
+			 int dbits)
+{
+	const struct pragma_uarch *u = pragma_uarch_lookup(vendor, family, model, stepping);
+
+	if (!u)
+		fail_msg("%s family %d model %d stepping %d: no table row (wanted %s)", vendor, family, model, stepping,
+			 name);
+	assert_string_equal(u->name, name);
+	assert_int_equal(u->vector_bits, vbits);
+	assert_int_equal(u->datapath_bits, dbits);
+	assert_true(u->fma_units >= 1 && u->fma_latency >= 3 && u->fma_latency <= 6);
+	assert_true(u->l1_latency && u->l2_latency && u->l3_latency && u->vector_note);
+	assert_true(u->source && strlen(u->source) > 20);   /* every row cites */
+}
+
+static void test_uarch_table(void **state)
+{
+	(void)state;
+	/* The machine: "AMD EPYC family 25 model 17". */
+	expect_uarch("AuthenticAMD", 25, 17, 1, "Zen 4", 512, 256);
+	assert_non_null(strstr(pragma_uarch_lookup("AuthenticAMD", 25, 17, 1)->vector_note, "double-pumped"));
+	assert_int_equal(pragma_uarch_lookup("AuthenticAMD", 25, 17, 1)->fma_latency, 4);
+	assert_string_equal(pragma_uarch_lookup("AuthenticAMD", 25, 17, 1)->l2_latency, "14");
+	expect_uarch("AuthenticAMD", 25, 0x61, 2, "Zen 4", 512, 256);    /* Raphael */
+	expect_uarch("AuthenticAMD", 25, 1, 1, "Zen 3", 256, 256);       /* Milan (this VM) */
+	expect_uarch("AuthenticAMD", 25, 0x21, 0, "Zen 3", 256, 256);    /* Vermeer */
+	expect_uarch("AuthenticAMD", 23, 0x31, 0, "Zen 2", 256, 256);    /* Rome */
+	expect_uarch("AuthenticAMD", 23, 0x01, 0, "Zen / Zen+", 256, 128);
+	expect_uarch("AuthenticAMD", 26, 0x02, 0, "Zen 5", 512, 512);    /* Turin: full width */
+	expect_uarch("AuthenticAMD", 26, 0x24, 0, "Zen 5 (mobile)", 512, 256);   /* Strix Point */
+	expect_uarch("GenuineIntel", 6, 0x55, 4, "Skylake-SP", 512, 512);
+	expect_uarch("GenuineIntel", 6, 0x55, 7, "Cascade Lake", 512, 512);
+	expect_uarch("GenuineIntel", 6, 0x6a, 6, "Ice Lake-SP", 512, 512);
+	expect_uarch("GenuineIntel", 6, 0x8f, 8, "Sapphire Rapids", 512, 512);   /* the intel fixture */
+	expect_uarch("GenuineIntel", 6, 0x9e, 10, "Skylake (client)", 256, 256);
+	expect_uarch("GenuineIntel", 6, 0x97, 2, "Alder Lake (hybrid)", 256, 256);
+	/* Unknown CPUs are unknown, not guessed from a neighbour. */
+	assert_null(pragma_uarch_lookup("AuthenticAMD", 25, 0xf0, 0));
+	assert_null(pragma_uarch_lookup("AuthenticAMD", 0x1b, 0, 0));
+	assert_null(pragma_uarch_lookup("GenuineIntel", 6, 0x01, 0));
+	assert_null(pragma_uarch_lookup("GenuineIntel", 6, 0x55, 9));      /* no such stepping */
+	assert_null(pragma_uarch_lookup("CentaurHauls", 7, 0x3b, 0));
+	assert_null(pragma_uarch_lookup("unknown", 0, 0, 0));
+	assert_null(pragma_uarch_lookup(NULL, 25, 17, 1));
+}
+
+static void test_uarch_text(void **state)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_buf b = PRAGMA_BUF_INIT;
+	struct pragma_machine m;
+
+	(void)state;
+	assert_int_equal(pragma_machine_detect_at(&m, fixture("zen4"), &err), 0);
+	pragma_machine_uarch_text(&m, &b);
+	assert_non_null(strstr(b.data, "Micro-architecture: Zen 4"));
+	assert_non_null(strstr(b.data, "512-bit ISA on 256-bit units"));
+	assert_non_null(strstr(b.data, "double-pumped"));
+	assert_non_null(strstr(b.data, "latency 4 cycles"));
+	assert_non_null(strstr(b.data, "L1 4-5, L2 14, L3 ~50"));
+	assert_non_null(strstr(b.data, "2596 MHz"));
+	assert_non_null(strstr(b.data, "virtual machine without cpufreq"));
+	assert_non_null(strstr(b.data, "Sources: AMD Software Optimization Guide"));
+
+	pragma_buf_reset(&b);
+	assert_int_equal(pragma_machine_detect_at(&m, fixture("intel"), &err), 0);
+	pragma_machine_uarch_text(&m, &b);
+	assert_non_null(strstr(b.data, "Sapphire Rapids"));
+	assert_non_null(strstr(b.data, "up to 3800 MHz (cpufreq), base 2000 MHz"));
+
+	pragma_buf_reset(&b);
+	assert_int_equal(pragma_machine_detect_at(&m, fixture("minimal"), &err), 0);
+	pragma_machine_uarch_text(&m, &b);
+	assert_non_null(strstr(b.data, "unknown to pragma"));
+	assert_null(strstr(b.data, "FMA:"));
+	pragma_buf_release(&b);
+}
+
+static void test_roof_choice(void **state)
+{
+	struct pragma_machine m;
+	struct pragma_buf b = PRAGMA_BUF_INIT;
+	int fb;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.measured = 1;
+	m.peak_gbs = 85.1;
+	/* Not measured under the protocol: the peak, flagged as a fallback. */
+	snprintf(m.roof_why, sizeof(m.roof_why), "cannot find pragma-harness");
+	assert_true(pragma_machine_bw_roof(&m, &fb) == 85.1 && fb == 1);
+	pragma_machine_roof_text(&m, &b);
+	assert_non_null(strstr(b.data, "microbenchmark peak"));
+	assert_non_null(strstr(b.data, "cannot find pragma-harness"));
+	/* Measured: the protocol roof, never the higher peak. */
+	m.roof_gbs = 33.4;
+	m.n_roofs = 1;
+	snprintf(m.roofs[0].name, sizeof(m.roofs[0].name), "ntcopy");
+	m.roofs[0].gbs = 33.4;
+	assert_true(pragma_machine_bw_roof(&m, &fb) == 33.4 && fb == 0);
+	pragma_buf_reset(&b);
+	pragma_machine_roof_text(&m, &b);
+	assert_non_null(strstr(b.data, "33.4 GB/s"));
+	assert_non_null(strstr(b.data, "inputs read once + outputs written once"));
+	assert_non_null(strstr(b.data, "write-allocate not counted"));
+	pragma_buf_release(&b);
+	/* The roof kernels' arrays: 4x the LLC within 64-256 MiB. */
+	assert_int_equal(pragma_machine_roof_array_bytes(32u << 20), 128u << 20);
+	assert_int_equal(pragma_machine_roof_array_bytes(1u << 20), 64u << 20);
+	assert_int_equal(pragma_machine_roof_array_bytes(256u << 20), 256u << 20);
+	assert_int_equal(pragma_machine_roof_array_bytes(0), 128u << 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -541,6 +760,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cache_unwritable, cache_setup, cache_teardown),
 		cmocka_unit_test_setup_teardown(test_cache_measure_fails, cache_setup, cache_teardown),
 		cmocka_unit_test_setup_teardown(test_load_env_cache_dir, cache_setup, cache_teardown),
+		cmocka_unit_test_setup_teardown(test_cache_format_migration, cache_setup, cache_teardown),
+		cmocka_unit_test(test_uarch_table),
+		cmocka_unit_test(test_uarch_text),
+		cmocka_unit_test(test_roof_choice),
 	};
 
 	/* The corrupt-cache cases warn by design; keep the test log readable. */

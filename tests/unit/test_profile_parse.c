@@ -343,6 +343,84 @@ static void roofline(void **state)
 	pragma_profile_release(&p);
 }
 
+static int has_note(const struct pragma_profile *p, const char *text)
+{
+	for (size_t i = 0; i < p->n_notes; i++)
+		if (strstr(p->notes[i], text))
+			return 1;
+	return 0;
+}
+
+/* The bandwidth roof is the protocol one (roof_gbs), not the highest peak. */
+static void roofline_protocol_roof(void **state)
+{
+	struct pragma_machine m = machine();
+	struct pragma_profile p;
+
+	(void)state;
+	m.roof_gbs = 25;                 /* a streaming kernel timed like candidates */
+	snprintf(m.roof_method, sizeof(m.roof_method), "ntcopy");
+	pragma_profile_init(&p);
+	pragma_roofline(-1, 2e8, 10, &m, &p);   /* 20 GB/s */
+	near(metric(&p, "roof.peak_gbs"), 25, 1e-12);
+	near(metric(&p, "roof.pct_peak_bw"), 80, 1e-9);
+	near(metric(&p, "roof.pct_roof"), 80, 1e-9);
+	assert_true(has_note(&p, "the best streaming kernel (ntcopy)"));
+	assert_true(has_note(&p, "40.0 GB/s) is only the impossible-speed limit"));
+	pragma_profile_release(&p);
+
+	/* Not measured: the peak, and the note says the fraction reads low. */
+	m.roof_gbs = 0;
+	snprintf(m.roof_why, sizeof(m.roof_why), "cannot find pragma-harness");
+	pragma_profile_init(&p);
+	pragma_roofline(-1, 2e8, 10, &m, &p);
+	near(metric(&p, "roof.peak_gbs"), 40, 1e-12);
+	assert_true(has_note(&p, "cannot find pragma-harness"));
+	pragma_profile_release(&p);
+}
+
+/* A Winograd-style kernel: the task counts 3 GFLOP, the kernel does fewer,
+ * and runs in 10 ms: 300 GFLOP/s by the count against a 200 GFLOP/s peak.
+ * No fraction above 100%: the roof is bandwidth (the 100 MB it must move,
+ * 10 GB/s of a 25 GB/s roof = 40%), and the note says why. */
+static void roofline_fewer_flops(void **state)
+{
+	struct pragma_machine m = machine();
+	struct pragma_profile p;
+	struct pragma_buf h = PRAGMA_BUF_INIT;
+
+	(void)state;
+	m.roof_gbs = 25;
+	snprintf(m.roof_method, sizeof(m.roof_method), "ntcopy");
+	pragma_profile_init(&p);
+	pragma_roofline(3e9, 1e8, 10, &m, &p);
+	near(metric(&p, "roof.gflops"), 300, 1e-9);
+	near(metric(&p, "roof.flops_over_peak"), 1.5, 1e-12);
+	assert_false(pragma_profile_get(&p, "roof.pct_peak_flops", NULL));   /* no 150% */
+	near(metric(&p, "roof.pct_peak_bw"), 40, 1e-9);
+	near(metric(&p, "roof.pct_roof"), 40, 1e-9);                       /* the bandwidth roof */
+	for (size_t i = 0; i < p.n; i++)
+		if (!strcmp(p.metrics[i].unit, "%") && p.metrics[i].value > 100)
+			fail_msg("%s = %.1f%%: a fraction above 100%%", p.metrics[i].name, p.metrics[i].value);
+	assert_true(has_note(&p, "fewer FLOPs than the task counts"));
+	assert_true(has_note(&p, "1.50x the measured FP32 peak"));
+	assert_true(has_note(&p, "compute roof does not apply"));
+	assert_false(has_note(&p, "the compute roof binds"));
+	pragma_profile_headline(&p, &h);
+	assert_non_null(strstr(h.data, "40% of the bandwidth roof"));
+	assert_non_null(strstr(h.data, "fewer FLOPs done than counted"));
+	pragma_buf_release(&h);
+	pragma_profile_release(&p);
+
+	/* Close to the peak (95%): both readings are named, the roof stays compute. */
+	pragma_profile_init(&p);
+	pragma_roofline(1.9e9, 1e8, 10, &m, &p);
+	near(metric(&p, "roof.pct_peak_flops"), 95, 1e-9);
+	assert_false(pragma_profile_get(&p, "roof.flops_over_peak", NULL));
+	assert_true(has_note(&p, "the roofline cannot tell them apart"));
+	pragma_profile_release(&p);
+}
+
 static void cache_args(void **state)
 {
 	struct pragma_machine m = machine();
@@ -475,6 +553,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(callgrind_totals), cmocka_unit_test(executed_mix), cmocka_unit_test(objdump_mix),
 		cmocka_unit_test(gcc_remarks),	    cmocka_unit_test(clang_remarks), cmocka_unit_test(roofline),
+		cmocka_unit_test(roofline_protocol_roof),
+		cmocka_unit_test(roofline_fewer_flops),
 		cmocka_unit_test(cache_args),	    cmocka_unit_test(registry),	     cmocka_unit_test(container),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
