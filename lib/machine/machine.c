@@ -294,18 +294,32 @@ static void take_measured(struct pragma_machine *m, const struct pragma_machine 
 	memcpy(m->roof_why, c->roof_why, sizeof(m->roof_why));
 }
 
-/* The bandwidth peak an earlier record of this same machine holds, whatever
- * its format: peak_gbs only ever rises (DESIGN 3.6: a peak set too low flags
- * honest kernels as impossible), so a re-measurement that comes out lower on
- * a busy day keeps it. 0 when there is none. */
-static double earlier_peak(const struct pragma_machine *m, const char *path, char *when, size_t when_len)
+/* What an earlier record of this same machine lends a new measurement:
+ * its bandwidth peak, whatever its format, and (same format only: the
+ * protocol may have changed) its protocol roofs.
+ *
+ * Both are "best ever" figures. peak_gbs only ever rises (DESIGN 3.6: a peak
+ * set too low flags honest kernels as impossible). A roof is the best a
+ * streaming kernel reached under the protocol: on a shared machine a
+ * measurement taken while others run reads low, and keeping each method's
+ * best over measurements lets 'pragma machine --measure' at a quiet moment
+ * raise it, never lower it. */
+struct earlier {
+	double peak_gbs;
+	char when[32];
+	struct pragma_roof_method roofs[PRAGMA_MACHINE_MAX_ROOFS];
+	int n_roofs;
+};
+
+static void earlier_read(const struct pragma_machine *m, const char *path, struct earlier *e)
 {
 	struct pragma_buf data = PRAGMA_BUF_INIT;
 	struct pragma_machine old;
 	json_t *j = NULL, *v;
 	json_error_t je;
-	double peak = 0;
+	char why[256];
 
+	memset(e, 0, sizeof(*e));
 	memset(&old, 0, sizeof(old));
 	if (!path || pragma_read_file(path, &data, 1 << 20, NULL) < 0)
 		goto out;
@@ -321,18 +335,60 @@ static double earlier_peak(const struct pragma_machine *m, const char *path, cha
 	old.model = (int)json_integer_value(json_object_get(j, "model"));
 	old.stepping = (int)json_integer_value(json_object_get(j, "stepping"));
 	old.cores = (int)json_integer_value(json_object_get(j, "cores"));
-	char why[256];
 	if (!pragma_machine_same(m, &old, why, sizeof(why)))
 		goto out;
 	v = json_object_get(j, "peak_gbs");
 	if (json_is_number(v) && isfinite(json_number_value(v)) && json_number_value(v) > 0) {
-		peak = json_number_value(v);
-		snprintf(when, when_len, "%s", json_string_value(json_object_get(j, "measured_at")) ?: "?");
+		e->peak_gbs = json_number_value(v);
+		snprintf(e->when, sizeof(e->when), "%s", json_string_value(json_object_get(j, "measured_at")) ?: "?");
+	}
+	if (json_integer_value(json_object_get(j, "format")) == PRAGMA_MACHINE_CACHE_FORMAT &&
+	    pragma_machine_from_json(&old, j, NULL) == 0) {
+		memcpy(e->roofs, old.roofs, sizeof(e->roofs));
+		e->n_roofs = old.n_roofs;
 	}
 out:
 	json_decref(j);
 	pragma_buf_release(&data);
-	return peak;
+}
+
+static void earlier_apply(struct pragma_machine *m, const struct earlier *e)
+{
+	int kept = 0;
+
+	if (e->peak_gbs > m->peak_gbs) {
+		pragma_debug("bandwidth peak %.1f GB/s now, %.1f GB/s measured %s: the higher one is kept", m->peak_gbs,
+			     e->peak_gbs, e->when);
+		m->peak_gbs = e->peak_gbs;
+		snprintf(m->peak_gbs_how, sizeof(m->peak_gbs_how),
+			 "an earlier measurement of this machine (%s); the highest is kept", e->when);
+	}
+	if (!m->n_roofs)   /* not measured now: an old roof with an old why would mislead */
+		return;
+	for (int i = 0; i < m->n_roofs; i++)
+		for (int k = 0; k < e->n_roofs; k++)
+			if (!strcmp(m->roofs[i].name, e->roofs[k].name) && e->roofs[k].gbs > m->roofs[i].gbs) {
+				pragma_debug("roof %s: %.1f GB/s now, %.1f earlier: the best is kept", m->roofs[i].name,
+					     m->roofs[i].gbs, e->roofs[k].gbs);
+				m->roofs[i] = e->roofs[k];
+				kept = 1;
+			}
+	if (!kept)
+		return;
+	m->roof_gbs = 0;
+	for (int i = 0; i < m->n_roofs; i++)
+		if (m->roofs[i].gbs > m->roof_gbs) {
+			m->roof_gbs = m->roofs[i].gbs;
+			snprintf(m->roof_method, sizeof(m->roof_method), "%s", m->roofs[i].name);
+		}
+	size_t n = strlen(m->roof_protocol);
+	snprintf(m->roof_protocol + n, sizeof(m->roof_protocol) - n, "; each kernel's best over this and earlier "
+		 "measurements");
+	if (m->roof_gbs > m->peak_gbs) {
+		m->peak_gbs = m->roof_gbs;
+		snprintf(m->peak_gbs_how, sizeof(m->peak_gbs_how), "the %s roof kernel under the timing protocol",
+			 m->roof_method);
+	}
 }
 
 /* 1 when the cache file held peaks for this machine (now copied into m). A
@@ -458,19 +514,13 @@ int pragma_machine_load_at(struct pragma_machine *m, const char *root, const cha
 		ret = 0;
 		goto out;
 	}
-	char when[32] = "";
-	double before = cache_path ? earlier_peak(m, cache_path, when, sizeof(when)) : 0;
+	struct earlier before;
+	earlier_read(m, cache_path, &before);
 
-	pragma_info("measuring peak FLOP/s and memory bandwidth (a few seconds)");
+	pragma_info("measuring peak FLOP/s and memory bandwidth (some seconds)");
 	if (measure(m, err) < 0)
 		goto out;
-	if (before > m->peak_gbs) {
-		pragma_debug("bandwidth peak %.1f GB/s now, %.1f GB/s measured %s: the higher one is kept", m->peak_gbs,
-			     before, when);
-		m->peak_gbs = before;
-		snprintf(m->peak_gbs_how, sizeof(m->peak_gbs_how),
-			 "an earlier measurement of this machine (%s); the highest is kept", when);
-	}
+	earlier_apply(m, &before);
 	if (cache_path)
 		cache_save(m, cache_path);
 	ret = 0;

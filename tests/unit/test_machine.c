@@ -625,6 +625,49 @@ static void test_cache_format_migration(void **state)
 	assert_true(m.peak_gbs == 90.5);
 }
 
+static void raise_ntcopy_roof(json_t *j)
+{
+	json_t *r = json_array_get(json_object_get(j, "roofs"), 2);
+	assert_string_equal(json_string_value(json_object_get(r, "name")), "ntcopy");
+	json_object_set_new(r, "gbs", json_real(99.0));
+	json_object_set_new(r, "median_ms", json_real(5.4));
+}
+
+static void lower_all_roofs(json_t *j)
+{
+	size_t i;
+	json_t *r;
+	json_array_foreach(json_object_get(j, "roofs"), i, r)
+		json_object_set_new(r, "gbs", json_real(1.0));
+}
+
+/* Each protocol roof is the best over measurements of this machine: a
+ * re-measurement on a busy moment does not lower it, a quiet one raises it. */
+static void test_cache_roofs_best_ever(void **state)
+{
+	struct cache_fixture *f = *state;
+	struct pragma_machine m;
+
+	load(f, 0, &m);
+	assert_int_equal(n_measured, 1);
+	double fresh = m.roof_gbs;
+	edit_cache(f->file.data, raise_ntcopy_roof);
+	load(f, 1, &m);
+	assert_int_equal(n_measured, 2);
+	assert_true(m.roof_gbs == 99.0);
+	assert_string_equal(m.roof_method, "ntcopy");
+	assert_true(m.roofs[2].median_ms == 5.4);   /* the whole record of that run */
+	assert_non_null(strstr(m.roof_protocol, "earlier measurements"));
+	assert_true(m.peak_gbs >= 99.0);             /* the highest ever is never below a roof */
+	assert_non_null(strstr(m.peak_gbs_how, "roof kernel"));
+	/* Lower earlier figures lend nothing. */
+	edit_cache(f->file.data, lower_all_roofs);
+	load(f, 1, &m);
+	assert_int_equal(n_measured, 3);
+	assert_true(m.roof_gbs == fresh);
+	assert_null(strstr(m.roof_protocol, "earlier"));
+}
+
 /* ---- micro-architecture table ---- */
 
 static void expect_uarch(const char *vendor, int family, int model, int stepping, const char *name, int vbits,
@@ -761,6 +804,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cache_measure_fails, cache_setup, cache_teardown),
 		cmocka_unit_test_setup_teardown(test_load_env_cache_dir, cache_setup, cache_teardown),
 		cmocka_unit_test_setup_teardown(test_cache_format_migration, cache_setup, cache_teardown),
+		cmocka_unit_test_setup_teardown(test_cache_roofs_best_ever, cache_setup, cache_teardown),
 		cmocka_unit_test(test_uarch_table),
 		cmocka_unit_test(test_uarch_text),
 		cmocka_unit_test(test_roof_choice),

@@ -1,0 +1,139 @@
+/* The machine, task and work text every Coder and Conductor request carries
+ * (lib/agents/context.c): the decoded micro-architecture, the bandwidth roof
+ * with how it was measured and how bytes are counted, the task's settings,
+ * and no roofline fraction above 100% for a baseline doing fewer FLOPs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/agents_priv.h"
+
+static struct pragma_machine zen4(void)
+{
+	struct pragma_machine m;
+
+	memset(&m, 0, sizeof(m));
+	snprintf(m.vendor, sizeof(m.vendor), "AuthenticAMD");
+	snprintf(m.cpu_model, sizeof(m.cpu_model), "AMD EPYC");
+	m.family = 25;
+	m.model = 17;
+	m.cores = 2;
+	m.hypervisor = 1;
+	m.cpu_mhz = 2596.1;
+	m.measured = 1;
+	m.peak_gflops = 230;
+	m.peak_gflops_1core = 115;
+	snprintf(m.peak_isa, sizeof(m.peak_isa), "avx512");
+	m.peak_gbs = 85.1;
+	m.roof_gbs = 36.5;
+	snprintf(m.roof_method, sizeof(m.roof_method), "ntcopy");
+	m.n_roofs = 2;
+	snprintf(m.roofs[0].name, sizeof(m.roofs[0].name), "read");
+	m.roofs[0].gbs = 30.2;
+	snprintf(m.roofs[1].name, sizeof(m.roofs[1].name), "ntcopy");
+	m.roofs[1].gbs = 36.5;
+	return m;
+}
+
+static void has(const struct pragma_buf *b, const char *want)
+{
+	if (!b->data || !strstr(b->data, want))
+		fail_msg("lacks '%s':\n%s", want, b->data ? b->data : "(empty)");
+}
+
+static void machine_text(void **state)
+{
+	struct pragma_machine m = zen4();
+	struct pragma_buf b = PRAGMA_BUF_INIT;
+
+	(void)state;
+	agents_machine_text(&m, &b);
+	/* "AMD EPYC family 25 model 17" decoded. */
+	has(&b, "Micro-architecture: Zen 4");
+	has(&b, "512-bit ISA on 256-bit units");
+	has(&b, "double-pumped");
+	has(&b, "latency 4 cycles");
+	has(&b, "L2 14");
+	has(&b, "Clock: 2596 MHz");
+	/* The roof, how bytes are counted, and the peak named as what it is. */
+	has(&b, "Memory bandwidth roof: 36.5 GB/s reached by a streaming kernel under pragma's timing protocol");
+	has(&b, "read 30.2, ntcopy 36.5");
+	has(&b, "bytes = inputs read once + outputs written once, write-allocate not counted");
+	has(&b, "not the 85.1 GB/s that warm microbenchmarks show");
+	assert_null(strstr(b.data, "85.1 GB/s (best of"));   /* the old, unreachable "roof" */
+	pragma_buf_release(&b);
+}
+
+static void work_text(void **state)
+{
+	struct pragma_machine m = zen4();
+	struct pragma_task t;
+	struct pragma_baseline base;
+	struct pragma_buf b = PRAGMA_BUF_INIT;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	memset(&base, 0, sizeof(base));
+	/* A streaming task: 73 MB at the 36.5 GB/s roof is 2 ms; baseline 4 ms. */
+	t.flops = -1;
+	t.bytes = 73e6;
+	base.stats.median = 4;
+	agents_work_text(&t, &m, &base, &b);
+	has(&b, "2.000 ms from bandwidth (36.5 GB/s roof)");
+	has(&b, "The baseline reaches 50% of it.");
+	pragma_buf_reset(&b);
+
+	/* A convolution whose baseline runs the task's FLOP count at 1.5x the
+	 * FP32 peak (a Winograd baseline): no "150% of the roof". */
+	t.flops = 230e9 * 1.5 * 0.010;   /* 10 ms at 1.5x the peak */
+	t.bytes = 36.5e6;                 /* 1 ms at the roof */
+	base.stats.median = 10;
+	agents_work_text(&t, &m, &base, &b);
+	has(&b, "the compute roof binds");
+	has(&b, "at 1.50x the FP32 peak, so it does fewer FLOPs than counted");
+	has(&b, "against the bandwidth roof it reaches 10%");
+	assert_null(strstr(b.data, "150%"));
+	pragma_buf_release(&b);
+}
+
+static void io_table_settings(void **state)
+{
+	struct pragma_task t;
+	struct pragma_tensor_spec in = { .name = "x", .role = "input", .dtype = PK_FLOAT32, .ndim = 2, .shape = { 8, 16 } };
+	struct pragma_buf b = PRAGMA_BUF_INIT;
+	json_error_t je;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	t.kind = PRAGMA_TASK_KERNELBENCH;
+	t.inputs = &in;
+	t.n_inputs = 1;
+	t.outputs = &in;
+	t.n_outputs = 1;
+	t.meta = json_loads("{\"init_args\": [{\"name\": \"dim\", \"value\": 1, \"text\": \"1\"}],"
+			    " \"constants\": {\"BATCH\": 8, \"SCAN_DIM\": 1}}", 0, &je);
+	pragma_task_facts_fill(&t);
+	agents_io_table(&t, &b);
+	has(&b, "| inputs[0] | x | input | float32 | [8, 16] |");
+	has(&b, "Settings the forward pass depends on");
+	has(&b, "- Model(dim=1)");
+	has(&b, "- module constants: BATCH=8, SCAN_DIM=1");
+	pragma_buf_release(&b);
+	json_decref(t.meta);
+	free(t.facts);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(machine_text),
+		cmocka_unit_test(work_text),
+		cmocka_unit_test(io_table_settings),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
