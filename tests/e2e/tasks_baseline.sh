@@ -17,6 +17,15 @@ jcheck "override changes the shape" "j['inputs'][0]['shape']==[8,1024] and j['ov
 expect_exit 0 "tasks show a built-in conv task" -- $PRAGMA tasks show 47_conv2d_pointwise --json
 jcheck "conv has its weight as an input and a FLOP count" \
 	"any(i['role']=='param' for i in j['inputs']) and j['flops'] > 0 and j['category']=='conv'"
+# Settings that are no tensor (issue 13): pooling's kernel/stride/padding by
+# their names in Model.__init__, the submodule's settings, module constants.
+expect_exit 0 "tasks show a pooling task's settings" -- $PRAGMA tasks show 33_max_pool2d --set BATCH=1 --set CHANNELS=2 --json
+jcheck "constructor arguments and the submodule's settings" \
+	"[(f['name'], f['value']) for f in j['facts'] if f['kind']=='init_arg'] == [('kernel_size','3'),('stride','2'),('padding','1')] and any(f['kind']=='module' and 'padding=1' in f['value'] for f in j['facts'])"
+expect_exit 0 "tasks show prints them" -- $PRAGMA tasks show 25_layer_norm --set BATCH=1 --set FEATURES=2 --set DIM1=4 --set DIM2=4
+if out | grep -q "Model(normalized_shape=(2, 4, 4))" && out | grep -q "eps=1e-05"; then ok "layer norm's shape and eps shown"; else bad "no settings in tasks show"; fi
+expect_exit 0 "a native task's sizes" -- $PRAGMA tasks show prefix_sum --set N=1000 --json
+jcheck "sizes after --set" "{'kind':'size','name':'N','value':'1000'} in j['facts']"
 
 expect_exit 2 "syntax error in a problem" -- $PRAGMA tasks show $F/kb/syntax_error.py
 grep_err "says file and line" "syntax_error.py:4"
