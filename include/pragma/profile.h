@@ -338,8 +338,9 @@ struct pragma_mca_plan {
 
 /* Choose up to max_loops innermost loops of the kernel's code, hottest
  * first (by callgrind's per-instruction counts of the same .so when
- * callgrind_text is given, else statically: deepest nesting, vector bodies
- * before their scalar remainders), and write llvm-mca's input for each.
+ * callgrind_text is given and they cover a loop, else statically: deepest
+ * nesting, vector bodies before their scalar remainders, FP work and
+ * OpenMP regions first), and write llvm-mca's input for each.
  * -1 when the code has no loops. */
 int pragma_mca_plan(const char *objdump_text, const char *source_name, const char *callgrind_text,
 		    const char *so_name, const struct pragma_machine *m, int version, int max_loops,

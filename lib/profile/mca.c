@@ -325,15 +325,24 @@ int pragma_mca_plan(const char *objdump_text, const char *source_name, const cha
 					continue; /* never ran */
 			} else {
 				/* Deeper runs more often; a scalar or narrower loop on the
-				 * same source line as a wider one is its remainder. */
-				int w = loop_width(&c, l), remainder = 0;
+				 * same source line as a wider one is its remainder; then
+				 * loops that do FP work, and those of an OpenMP region
+				 * (where a parallel kernel's work is), before the rest
+				 * (a loop over the dimensions of a shape). */
+				int w = loop_width(&c, l), remainder = 0, fp = 0;
 				for (size_t k = 0; k < c.n_loops && !remainder; k++)
 					if (k != l && c.loops[k].innermost && c.loops[k].fn_id == L->fn_id &&
 					    c.loops[k].line_head == L->line_head && L->line_head > 0 &&
 					    loop_width(&c, k) > w)
 						remainder = 1;
-				score = 100.0 * (c.fns[L->fn_id].outer_depth + L->depth) + (remainder ? 0 : 50) +
-					fmin(L->n_insns, 49);
+				for (size_t i = L->first; i <= L->last && !fp; i++)
+					if (profile_loop_has(&c, l, i)) {
+						struct profile_iclass cl;
+						profile_insn_class(&c.insns[i], &cl);
+						fp = cl.fp != 0;
+					}
+				score = 100.0 * (c.fns[L->fn_id].outer_depth + L->depth) + (remainder ? 0 : 40) +
+					(fp ? 30 : 0) + (c.fns[L->fn_id].omp_region ? 20 : 0) + fmin(L->n_insns, 9);
 			}
 			cand[nc++] = (struct cand){ l, score };
 		}
@@ -814,7 +823,7 @@ void pragma_mca_report(const struct pragma_mca_plan *plan, const char *source_na
 			    "as compiled (after unrolling)",
 			    plan->version, plan->cpu, analyzed, analyzed == 1 ? "" : "s", plan->n_found, plan->n_innermost,
 			    plan->measured ? "by callgrind's instruction counts of this same build"
-					   : "statically (deepest nesting first, vector bodies before their remainders)",
+					   : "statically (deepest nesting first, vector bodies before their remainders, FP work and OpenMP regions before the rest)",
 			    source_name && *source_name ? source_name : "kernel.c", hot->line);
 	if (plan->caveat[0])
 		pragma_profile_note(p, "mca: %s", plan->caveat);

@@ -435,7 +435,7 @@ int pragma_static_parse_objdump(const char *text, struct pragma_profile *p)
 			continue;
 		/* The OpenMP runtime's entry points are how parallel regions
 		 * work, not calls in the kernel's loops. */
-		if (starts(t, "GOMP_") || starts(t, "omp_"))
+		if (starts(t, "GOMP_") || starts(t, "omp_") || starts(t, "__kmpc_"))
 			continue;
 		calls++;
 		if (t[0]) {
