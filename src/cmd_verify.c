@@ -190,8 +190,15 @@ static void print_human(const struct pragma_verdict *v, const struct pragma_task
 	       v->landlock);
 	if (v->status != PRAGMA_V_OK)
 		return;
-	printf("verified:  ok on %d input sets x 3 passes (max abs error %.3g, max rel error %.3g; atol %g, rtol %g)\n",
-	       v->n_sets, v->max_abs_err, v->max_rel_err, v->atol, v->rtol);
+	char tol[1024], bound[48] = "";
+	if (v->norm_bound > 0)
+		snprintf(bound, sizeof(bound), " of %.3g allowed", v->norm_bound);
+	printf("verified:  ok on %d input sets x 3 passes (max abs error %.3g, max rel error %.3g, norm-wise error "
+	       "%.3g%s)\n",
+	       v->n_sets, v->max_abs_err, v->max_rel_err, v->norm_err, bound);
+	printf("tolerance: %s\n", pragma_verdict_tolerance_str(v, tol, sizeof(tol)));
+	if (!v->certified)
+		printf("NOT CERTIFIED: the check cannot tell trivial answers from right ones: %s\n", v->not_certified);
 	if (!eval)
 		return;
 	printf("time:      median %.4g ms   mean %.4g   stdev %.3g   min %.4g   max %.4g   n=%d\n",

@@ -46,7 +46,13 @@ struct pragma_task {
 	double flops;            /* < 0: unknown */
 	char flops_method[32];
 	double bytes;            /* minimal bytes: inputs read once, outputs written once */
-	double atol, rtol;       /* tolerance for float outputs */
+	double atol, rtol;       /* tolerance for float outputs: as stated, else the loosest output dtype's
+	                          * default; per output and in full: pragma_tolerance_resolve() */
+	int rtol_stated;         /* the task states rtol */
+	int atol_stated;         /* the task states atol (absolute) or atol_rms (times RMS(ref)) */
+	int atol_abs;            /* what it stated is absolute ("atol") */
+	double norm_tol;         /* stated bound on ||out - ref|| / ||ref||; <= 0: rtol */
+	char *weak_reason;       /* stated reason why the check may pass a trivial answer, or NULL */
 	char **overrides;        /* "NAME=VALUE", as given to --set */
 	int n_overrides;
 	char content_hash[65];   /* files + overrides + runtime versions */

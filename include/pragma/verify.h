@@ -48,6 +48,38 @@ enum pragma_vstatus {
 	PRAGMA_V__COUNT
 };
 
+/*
+ * The tolerance rule (docs/verifier.md, "The tolerance rule"), one for every
+ * consumer: the verifier's checks, the timed outputs, the profilers. An
+ * output passes when
+ *   every element:  |got - ref| <= atol_eff + rtol * |ref|
+ *   the whole:      ||got - ref||_2 <= norm * ||ref||_2
+ * where atol_eff is atol itself when the task states an absolute one, and
+ * otherwise atol * RMS(ref): the absolute slack scales with the output, so an
+ * output far below 1e-4 is not accepted whatever it holds, and a sum of
+ * large terms is not refused for rounding that scales with it. Integers,
+ * bools and floats with atol = rtol = 0 compare exactly (bools as 0 or 1).
+ */
+struct pragma_tolerance {
+	enum pk_dtype dtype;
+	int exact;                   /* integers, bools, or a float tolerance of 0 */
+	double rtol;                 /* per element, times |ref| */
+	double atol;                 /* per element: absolute, or times RMS(ref) when atol_rms */
+	int atol_rms;                /* 1: atol scales with the reference's RMS (the default) */
+	double norm;                 /* bound on ||got - ref|| / ||ref||; < 0: none */
+	const char *source;          /* "float32 default", "task", "--atol/--rtol" (static) */
+};
+
+/* Output k of task t: the task's stated tolerance, per-dtype defaults
+ * where it states none (float32: rtol 1e-4, atol 1e-4 x RMS; float64: 1e-6;
+ * float16/bfloat16: 1e-2), and the command line's --atol/--rtol (absolute;
+ * < 0: not given). norm defaults to rtol. */
+void pragma_tolerance_resolve(const struct pragma_task *t, int k, double atol_override, double rtol_override,
+			      struct pragma_tolerance *tol);
+/* "rtol 1e-4, atol 1e-4 x RMS (= 6.3e-10), norm-wise 1e-4" or "exact"; rms < 0
+ * leaves the value of a scaled atol out. */
+const char *pragma_tolerance_str(const struct pragma_tolerance *tol, double rms, char *buf, size_t len);
+
 /* "wrong_output" */
 const char *pragma_vstatus_name(enum pragma_vstatus s);
 /* The likely cause and what to try, one sentence, for the Conductor. */
@@ -96,6 +128,16 @@ struct pragma_vtiming {
 	struct pragma_stats stats;
 };
 
+/* One output's check in a verdict (worst input set). */
+struct pragma_vout {
+	struct pragma_tolerance tol;
+	double rms;                  /* of the reference (input set 0) */
+	double atol_eff;             /* the absolute slack (input set 0) */
+	double max_abs_err, max_rel_err, norm_err;
+	int audited, discriminating;
+	char why[512];               /* when not discriminating */
+};
+
 struct pragma_verdict {
 	enum pragma_vstatus status;
 	char message[1024];          /* one line; empty when ok */
@@ -116,6 +158,12 @@ struct pragma_verdict {
 	int compile_jailed;
 	/* correctness */
 	double max_abs_err, max_rel_err;
+	double norm_err;             /* worst output's ||out - ref|| / ||ref|| */
+	double norm_bound;           /* that output's bound */
+	struct pragma_vout *outs;    /* per output: its tolerance and errors (n_outs) */
+	int n_outs;
+	int certified;               /* every output's check refuses the trivial answers */
+	char not_certified[640];     /* why not: which trivial answer passes, on which output */
 	double compile_ms;           /* building the kernel (a cached build: ~0) */
 	/* resources of the verification run */
 	double wall_ms, user_s, sys_s;
@@ -144,6 +192,9 @@ void pragma_verdict_release(struct pragma_verdict *v);
  * "compile", "resources", ...; with timing "time_ms", "baseline_ms",
  * "speedup", "speedup_spread"}. Caller owns the reference. */
 json_t *pragma_verdict_json(const struct pragma_verdict *v);
+/* Each output's tolerance rule with its value on input set 0, "; " between
+ * outputs: "rtol 0.0001, atol 0.0001 x RMS(ref) = 6.3e-10, norm-wise 0.0001". */
+const char *pragma_verdict_tolerance_str(const struct pragma_verdict *v, char *buf, size_t len);
 
 /* Verify (and with o->time, time) kernel_path for task t. Returns 0 when a
  * verdict was reached, whatever it is (v->status); -1 with err when pragma
@@ -159,20 +210,53 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
  * -1 with a PRAGMA_V_INVALID_SOURCE message in why. */
 int pragma_verify_source(const char *src, size_t len, size_t max, char *why, size_t why_len);
 
-/* Element-wise comparison of one output with its reference. */
+/* One output against its reference. */
 struct pragma_cmp {
 	int64_t n;                   /* elements */
-	int64_t bad;                 /* outside tolerance (includes the two below) */
+	int64_t bad;                 /* outside the element-wise tolerance (includes the three below) */
 	int64_t unwritten;           /* still the poison pattern */
 	int64_t nonfinite;           /* NaN/Inf where the reference is finite */
+	int64_t not_bool;            /* bool outputs holding a byte other than 0 or 1 */
 	int64_t first_bad;           /* flat index, -1 when none */
-	double got, want;            /* at first_bad */
+	double got, want;            /* at first_bad (raw byte for not_bool) */
 	double max_abs_err, max_rel_err;
+	double rms;                  /* of the reference's finite elements */
+	double atol_eff;             /* the absolute slack used */
+	double norm_err;             /* ||got - ref|| / ||ref|| over finite elements (inf: ref 0, got not) */
+	int norm_bad;                /* norm_err above the bound */
+	int64_t worst;               /* element using most of its tolerance, -1 when none */
+	double worst_got, worst_want;
 };
-/* Shapes and dtypes must match (-1 otherwise). Integers and bools are
- * compared exactly; floats within atol + rtol·|want|; NaN in want needs NaN. */
-int pragma_compare(const struct pragma_tensor *got, const struct pragma_tensor *want, double atol, double rtol,
-		   struct pragma_cmp *c);
+/* Returns 0 when got is within tol of want, 1 when not (c says how), -1
+ * when shapes or dtypes differ. NaN in want needs NaN in got; Inf needs the
+ * same Inf. */
+int pragma_compare(const struct pragma_tensor *got, const struct pragma_tensor *want,
+		   const struct pragma_tolerance *tol, struct pragma_cmp *c);
+
+/* Trivial answers a check must refuse, or it proves nothing. */
+enum pragma_trivial {
+	PRAGMA_TRIVIAL_ZEROS,        /* all zeros */
+	PRAGMA_TRIVIAL_MEAN,         /* the reference's mean everywhere */
+	PRAGMA_TRIVIAL_PERMUTED,     /* the reference's elements in another order */
+	PRAGMA_TRIVIAL_SCALED,       /* the reference times (1 + 10 rtol) */
+	PRAGMA_TRIVIAL__COUNT
+};
+const char *pragma_trivial_name(enum pragma_trivial a);
+
+struct pragma_audit {
+	int discriminating;          /* every applicable trivial answer is refused */
+	int applicable[PRAGMA_TRIVIAL__COUNT]; /* 0: the answer equals the reference (constant, zeros, ...) */
+	int refused[PRAGMA_TRIVIAL__COUNT];
+	double norm_err[PRAGMA_TRIVIAL__COUNT];
+	double rms, atol_eff;
+	char why[512];               /* what passes and why; or why nothing applies */
+};
+/* Would the check of ref under tol refuse the trivial answers? Nonfinite
+ * reference elements are kept as they are in every answer. 0, or -1 (out of
+ * memory, with err). */
+int pragma_tolerance_audit(const struct pragma_tensor *ref, const struct pragma_tolerance *tol,
+			   struct pragma_audit *a, struct pragma_err *err);
+
 /* "(3, 17)" for a flat index of shape. */
 const char *pragma_index_str(int64_t flat, const int64_t *shape, int ndim, char *buf, size_t len);
 

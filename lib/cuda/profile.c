@@ -181,7 +181,9 @@ static int check_timed(const struct pragma_task *t, const struct pragma_refset *
 				pragma_tensor_release(&got);
 				return -1;
 			}
-			bad = pragma_compare(&got, &want, t->atol, t->rtol, &c) < 0 || c.bad;
+			struct pragma_tolerance tol;
+			pragma_tolerance_resolve(t, k, -1, -1, &tol);
+			bad = pragma_compare(&got, &want, &tol, &c) != 0;
 			if (bad)
 				pragma_err_set(err, PRAGMA_E_NEGATIVE,
 					       "output[%d] of a timed call on input set %d is wrong at %s (got %.6g, "

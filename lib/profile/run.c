@@ -19,6 +19,7 @@
 #include "pragma/run.h"
 #include "pragma/tensor.h"
 #include "pragma/timing.h"
+#include "pragma/verify.h"
 
 /* valgrind's slowdown with cache and branch simulation, measured on this
  * kind of kernel (50-100x); estimates err on the slow side. */
@@ -203,8 +204,7 @@ out:
 
 /* The outputs of the timed run against the reference: the profile is only
  * for kernels that compute the right thing (a wrong kernel's metrics would
- * mislead). Same rule as the verifier: |out - ref| <= atol + rtol |ref|,
- * no NaN/Inf where the reference has none. */
+ * mislead). The verifier's rule, through the same pragma_compare(). */
 static int check_outputs(const struct pragma_profile_opts *o, const char *dir, struct pragma_err *err)
 {
 	int ret = 0;
@@ -218,24 +218,23 @@ static int check_outputs(const struct pragma_profile_opts *o, const char *dir, s
 			if (pragma_npy_read(gp, (int)o->task->outputs[k].dtype, &got, err) < 0 ||
 			    pragma_npy_read(wp, (int)o->task->outputs[k].dtype, &want, err) < 0) {
 				ret = -1;
-			} else if (pragma_tensor_numel(&got) != pragma_tensor_numel(&want)) {
-				ret = pragma_err_set(err, PRAGMA_E_NEGATIVE, "wrong_output: output %d has the wrong size", k);
 			} else {
-				int64_t nel = pragma_tensor_numel(&got);
-				int fl = pragma_dtype_is_float(got.dtype);
-				for (int64_t i = 0; i < nel; i++) {
-					double a = pragma_tensor_get(&got, i), b = pragma_tensor_get(&want, i);
-					int bad = fl ? (!isfinite(a) && isfinite(b)) || (isfinite(b) &&
-						       fabs(a - b) > o->task->atol + o->task->rtol * fabs(b))
-						     : a != b;
-					if (bad) {
-						ret = pragma_err_set(err, PRAGMA_E_NEGATIVE,
-								     "wrong_output: output %d, element %lld is %g, the "
-								     "reference says %g (input set %d)",
-								     k, (long long)i, a, b, s);
-						break;
-					}
-				}
+				struct pragma_tolerance tol;
+				struct pragma_cmp c;
+				char idx[128];
+				pragma_tolerance_resolve(o->task, k, -1, -1, &tol);
+				int rc = pragma_compare(&got, &want, &tol, &c);
+				if (rc < 0)
+					ret = pragma_err_set(err, PRAGMA_E_NEGATIVE, "wrong_output: output %d has the wrong size", k);
+				else if (rc)
+					ret = pragma_err_set(err, PRAGMA_E_NEGATIVE,
+							     "wrong_output: output %d at %s is %g, the reference says %g "
+							     "(input set %d; %lld of %lld elements off, norm-wise error %.3g)",
+							     k, pragma_index_str(c.first_bad >= 0 ? c.first_bad : c.worst, want.shape,
+										 want.ndim, idx, sizeof(idx)),
+							     c.first_bad >= 0 ? c.got : c.worst_got,
+							     c.first_bad >= 0 ? c.want : c.worst_want, s, (long long)c.bad,
+							     (long long)c.n, c.norm_err);
 			}
 			pragma_tensor_release(&got);
 			pragma_tensor_release(&want);

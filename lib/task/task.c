@@ -1,6 +1,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,7 @@ void pragma_task_release(struct pragma_task *t)
 	for (int i = 0; i < t->n_overrides; i++)
 		free(t->overrides[i]);
 	free(t->overrides);
+	free(t->weak_reason);
 	json_decref(t->meta);
 	free(t->facts);
 	memset(t, 0, sizeof(*t));
@@ -253,6 +255,10 @@ static void default_tolerance(struct pragma_task *t)
 			worst = d;
 	}
 	t->atol = t->rtol = worst == PK_FLOAT64 ? 1e-6 : worst == PK_FLOAT32 ? 1e-4 : 1e-2;
+	/* Stated nothing: per output, pragma_tolerance_resolve() takes each
+	 * output's dtype default, with atol scaled to the output's RMS. */
+	t->rtol_stated = t->atol_stated = t->atol_abs = 0;
+	t->norm_tol = 0;
 }
 
 static void compute_bytes(struct pragma_task *t)
@@ -266,6 +272,114 @@ static void compute_bytes(struct pragma_task *t)
 		b += (double)pragma_shape_numel(t->outputs[i].shape, t->outputs[i].ndim) *
 		     (double)pragma_dtype_size(t->outputs[i].dtype);
 	t->bytes = b;
+}
+
+/* ------------------------------------------------- task.json, strictly */
+
+/* task.json is checked key by key (docs/tasks.md): a misspelled key would
+ * otherwise be ignored, and a task silently become another one. */
+static const char *const top_keys[] = { "name", "category", "description", "sizes", "inputs", "outputs",
+					"tolerance", "flops", "bytes", NULL };
+static const char *const input_keys[] = { "name", "dtype", "shape", "init", NULL };
+static const char *const output_keys[] = { "name", "dtype", "shape", NULL };
+static const char *const tolerance_keys[] = { "rtol", "atol", "atol_rms", "norm", "weak_reason", NULL };
+static const struct {
+	const char *dist;
+	const char *const keys[4];    /* parameters besides "dist" */
+} dists[] = {
+	{ "uniform", { "low", "high" } },       { "normal", { "mean", "std" } }, { "randint", { "low", "high" } },
+	{ "constant", { "value" } },            { "arange", { NULL } },          { "csr_row_ptr", { "nnz" } },
+};
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64];
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/* Every key of obj is in known[] (NULL-terminated; "dist" counts when
+ * extra is given); otherwise an error naming the known keys. */
+static int check_keys(json_t *obj, const char *where, const char *const *known, const char *also, const char *what,
+		      struct pragma_err *err)
+{
+	const char *key;
+	json_t *val;
+
+	json_object_foreach(obj, key, val) {
+		struct pragma_buf list = PRAGMA_BUF_INIT;
+		const char *near = NULL;
+		size_t best = 3;
+		int ok = also && !strcmp(key, also);
+
+		for (int i = 0; known[i] && !ok; i++)
+			ok = !strcmp(key, known[i]);
+		if (ok)
+			continue;
+		if (also)
+			pragma_buf_adds(&list, also);
+		for (int i = 0; known[i]; i++) {
+			size_t d = edit_distance(key, known[i]);
+			pragma_buf_addf(&list, "%s%s", list.len ? ", " : "", known[i]);
+			if (d < best) {
+				best = d;
+				near = known[i];
+			}
+		}
+		pragma_err_set(err, PRAGMA_E_INPUT, "%s%sunknown key '%s'%s; the known keys are %s%s%s%s", where,
+			       *where ? ": " : "", key, what ? what : "", list.len ? list.data : "(none)",
+			       near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+		pragma_err_hint(err, "docs/tasks.md describes every field of task.json");
+		pragma_buf_release(&list);
+		return -1;
+	}
+	return 0;
+}
+
+static int want_object(json_t *v, const char *where, struct pragma_err *err)
+{
+	if (json_is_object(v))
+		return 0;
+	return pragma_err_set(err, PRAGMA_E_INPUT, "%s must be an object", where);
+}
+
+/* A number >= 0 or a size expression (a string), as flops, bytes and init
+ * parameters take; negative numbers only where `negative`. */
+static int want_amount(json_t *v, json_t *sizes, const char *where, int negative, struct pragma_err *err)
+{
+	int64_t x;
+
+	if (json_is_number(v)) {
+		if (!negative && json_number_value(v) < 0)
+			return pragma_err_set(err, PRAGMA_E_INPUT, "%s is negative (%g)", where, json_number_value(v));
+		return 0;
+	}
+	if (json_is_string(v)) {
+		if (pragma_size_expr(json_string_value(v), sizes, &x, err) < 0) {
+			pragma_err_prefix(err, "%s", where);
+			return -1;
+		}
+		return 0;
+	}
+	return pragma_err_set(err, PRAGMA_E_INPUT, "%s must be a number or a size expression (a string such as \"N*M\")",
+			      where);
 }
 
 static int parse_spec_shape(json_t *shape, json_t *sizes, struct pragma_tensor_spec *s, const char *where,
@@ -300,6 +414,40 @@ static int parse_spec_shape(json_t *shape, json_t *sizes, struct pragma_tensor_s
 	return 0;
 }
 
+static int parse_init(json_t *init, json_t *sizes, const char *where, struct pragma_err *err)
+{
+	char w[96], what[64];
+	const char *dist;
+	size_t k;
+
+	snprintf(w, sizeof(w), "%s.init", where);
+	if (!init)
+		return pragma_err_set(err, PRAGMA_E_INPUT, "%s missing: every input needs a distribution, e.g. "
+				      "{\"dist\": \"uniform\", \"low\": -1, \"high\": 1}", w);
+	if (want_object(init, w, err) < 0)
+		return -1;
+	dist = json_string_value(json_object_get(init, "dist"));
+	for (k = 0; dist && k < sizeof(dists) / sizeof(dists[0]); k++)
+		if (!strcmp(dist, dists[k].dist))
+			break;
+	if (!dist || k == sizeof(dists) / sizeof(dists[0]))
+		return pragma_err_set(err, PRAGMA_E_INPUT, "%s.dist '%s' is not one of uniform, normal, randint, "
+				      "constant, arange, csr_row_ptr", w, dist ? dist : "(missing)");
+	snprintf(what, sizeof(what), " for dist '%s'", dist);
+	if (check_keys(init, w, dists[k].keys, "dist", what, err) < 0)
+		return -1;
+	for (int i = 0; dists[k].keys[i]; i++) {
+		json_t *v = json_object_get(init, dists[k].keys[i]);
+		char pw[128];
+		snprintf(pw, sizeof(pw), "%s.%s", w, dists[k].keys[i]);
+		if (v && want_amount(v, sizes, pw, 1, err) < 0)
+			return -1;
+	}
+	if (!strcmp(dist, "csr_row_ptr") && !json_object_get(init, "nnz"))
+		return pragma_err_set(err, PRAGMA_E_INPUT, "%s: csr_row_ptr needs nnz (the number of stored entries)", w);
+	return 0;
+}
+
 static int parse_specs(json_t *arr, json_t *sizes, const char *what, const char *role,
 		       struct pragma_tensor_spec **out, int *n, struct pragma_err *err)
 {
@@ -313,32 +461,91 @@ static int parse_specs(json_t *arr, json_t *sizes, const char *what, const char 
 	json_array_foreach(arr, i, e) {
 		struct pragma_tensor_spec *s = &(*out)[i];
 		char where[64];
-		const char *name = json_string_value(json_object_get(e, "name"));
-		const char *dt = json_string_value(json_object_get(e, "dtype"));
+		json_t *jn = json_object_get(e, "name"), *jd = json_object_get(e, "dtype");
+		const char *name = json_string_value(jn), *dt = json_string_value(jd);
+		int input = !strcmp(role, "input");
 
 		snprintf(where, sizeof(where), "%s[%zu]", what, i);
+		if (want_object(e, where, err) < 0 ||
+		    check_keys(e, where, input ? input_keys : output_keys, NULL,
+			       input ? NULL : " (outputs take no init: the reference computes them)", err) < 0)
+			return -1;
 		if (!name || !*name)
-			return pragma_err_set(err, PRAGMA_E_INPUT, "%s.name missing", where);
+			return pragma_err_set(err, PRAGMA_E_INPUT, "%s.name %s", where,
+					      jn ? "must be a non-empty string" : "missing");
+		if (strlen(name) >= sizeof(s->name))
+			return pragma_err_set(err, PRAGMA_E_INPUT, "%s.name is longer than %zu bytes", where,
+					      sizeof(s->name) - 1);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp((*out)[j].name, name))
+				return pragma_err_set(err, PRAGMA_E_INPUT, "%s.name '%s' repeats %s[%zu]'s", where, name,
+						      what, j);
 		snprintf(s->name, sizeof(s->name), "%s", name);
 		snprintf(s->role, sizeof(s->role), "%s", role);
 		if (!dt || pragma_dtype_from_name(dt, &s->dtype) < 0)
 			return pragma_err_set(err, PRAGMA_E_INPUT, "%s.dtype '%s' is not one of float32, float64, "
-				"float16, bfloat16, int64, int32, int8, uint8, bool", where, dt ? dt : "(missing)");
+				"float16, bfloat16, int64, int32, int8, uint8, bool", where,
+				dt ? dt : jd ? "(not a string)" : "(missing)");
 		if (parse_spec_shape(json_object_get(e, "shape"), sizes, s, where, err) < 0)
 			return -1;
 		s->init = json_object_get(e, "init");
-		if (!strcmp(role, "input")) {
-			const char *dist = json_string_value(json_object_get(s->init, "dist"));
-			static const char *const dists[] = { "uniform", "normal", "randint", "constant", "arange",
-							     "csr_row_ptr" };
-			int ok = 0;
-			for (size_t k = 0; dist && k < sizeof(dists) / sizeof(dists[0]); k++)
-				ok |= !strcmp(dist, dists[k]);
-			if (!ok)
-				return pragma_err_set(err, PRAGMA_E_INPUT, "%s.init.dist '%s' is not one of uniform, "
-					"normal, randint, constant, arange, csr_row_ptr", where, dist ? dist : "(missing)");
-		}
+		if (input && parse_init(s->init, sizes, where, err) < 0)
+			return -1;
 	}
+	return 0;
+}
+
+static int parse_sizes(json_t *sizes, struct pragma_err *err)
+{
+	const char *key;
+	json_t *v;
+
+	if (want_object(sizes, "sizes", err) < 0)
+		return -1;
+	json_object_foreach(sizes, key, v) {
+		int ident = isalpha((unsigned char)key[0]) || key[0] == '_';
+		for (const char *p = key; *p && ident; p++)
+			ident = isalnum((unsigned char)*p) || *p == '_';
+		if (!ident || strlen(key) >= 64)
+			return pragma_err_set(err, PRAGMA_E_INPUT, "sizes: '%s' is not a name expressions can use "
+					      "(letters, digits, _; not starting with a digit; under 64 bytes)", key);
+		if (!json_is_integer(v) || json_integer_value(v) < 0)
+			return pragma_err_set(err, PRAGMA_E_INPUT, "sizes.%s must be a non-negative integer", key);
+	}
+	return 0;
+}
+
+static int parse_tolerance(json_t *v, struct pragma_task *t, struct pragma_err *err)
+{
+	static const char *const num_keys[] = { "rtol", "atol", "atol_rms", "norm" };
+	json_t *wr;
+
+	if (want_object(v, "tolerance", err) < 0 || check_keys(v, "tolerance", tolerance_keys, NULL, NULL, err) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(num_keys) / sizeof(num_keys[0]); i++) {
+		json_t *x = json_object_get(v, num_keys[i]);
+		if (x && (!json_is_number(x) || json_number_value(x) < 0 || !isfinite(json_number_value(x))))
+			return pragma_err_set(err, PRAGMA_E_INPUT, "tolerance.%s must be a number >= 0", num_keys[i]);
+	}
+	if (json_object_get(v, "atol") && json_object_get(v, "atol_rms"))
+		return pragma_err_set(err, PRAGMA_E_INPUT, "tolerance: give atol (absolute) or atol_rms (times the "
+				      "output's RMS), not both");
+	if (json_object_get(v, "rtol")) {
+		t->rtol = json_number_value(json_object_get(v, "rtol"));
+		t->rtol_stated = 1;
+	}
+	if (json_object_get(v, "atol") || json_object_get(v, "atol_rms")) {
+		t->atol_abs = json_object_get(v, "atol") != NULL;
+		t->atol = json_number_value(json_object_get(v, t->atol_abs ? "atol" : "atol_rms"));
+		t->atol_stated = 1;
+	}
+	if (json_object_get(v, "norm"))
+		t->norm_tol = json_number_value(json_object_get(v, "norm"));
+	wr = json_object_get(v, "weak_reason");
+	if (wr && (!json_is_string(wr) || !*json_string_value(wr)))
+		return pragma_err_set(err, PRAGMA_E_INPUT, "tolerance.weak_reason must be a non-empty string");
+	if (wr)
+		t->weak_reason = xstrdup(json_string_value(wr));
 	return 0;
 }
 
@@ -382,13 +589,70 @@ static void hash_overrides(struct pragma_sha256 *h, const struct pragma_task *t)
 	free(v);
 }
 
+/* Everything task.json says, checked (docs/tasks.md). Errors name the field. */
+static int parse_json_task(json_t *j, struct pragma_task *t, const char *dir, struct pragma_err *err)
+{
+	json_t *sizes, *v;
+	const char *s;
+
+	if (check_keys(j, "", top_keys, NULL, NULL, err) < 0)
+		return -1;
+	for (int i = 0; i < 3; i++) {
+		const char *k = i == 0 ? "name" : i == 1 ? "category" : "description";
+		v = json_object_get(j, k);
+		if (v && !json_is_string(v))
+			return pragma_err_set(err, PRAGMA_E_INPUT, "'%s' must be a string", k);
+	}
+	s = json_string_value(json_object_get(j, "name"));
+	t->name = xstrdup(s && *s ? s : strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir);
+	s = json_string_value(json_object_get(j, "category"));
+	if (!s || !pragma_category_valid(s))
+		return pragma_err_set(err, PRAGMA_E_INPUT, "category '%s' is not one of matmul, activation, "
+				      "normalization, pooling_reduction, conv, others", s ? s : "(missing)");
+	t->category = xstrdup(s);
+	t->description = xstrdup(json_string_value(json_object_get(j, "description")));
+	sizes = json_object_get(j, "sizes");
+	if (!sizes) {
+		sizes = json_object();
+		json_object_set_new(j, "sizes", sizes);
+	}
+	if (parse_sizes(sizes, err) < 0 ||
+	    apply_overrides_native(sizes, (const char *const *)t->overrides, t->n_overrides, err) < 0 ||
+	    parse_specs(json_object_get(j, "inputs"), sizes, "inputs", "input", &t->inputs, &t->n_inputs, err) < 0 ||
+	    parse_specs(json_object_get(j, "outputs"), sizes, "outputs", "output", &t->outputs, &t->n_outputs, err) < 0)
+		return -1;
+	compute_bytes(t);
+	t->flops = -1;
+	for (int k = 0; k < 2; k++) {
+		const char *key = k ? "bytes" : "flops";
+		double *dst = k ? &t->bytes : &t->flops;
+		int64_t x;
+		v = json_object_get(j, key);
+		if (!v || json_is_null(v))
+			continue;
+		if (want_amount(v, sizes, key, 0, err) < 0)
+			return -1;
+		if (json_is_number(v))
+			*dst = json_number_value(v);
+		else if (pragma_size_expr(json_string_value(v), sizes, &x, err) == 0)
+			*dst = (double)x;
+		else
+			return -1;
+	}
+	snprintf(t->flops_method, sizeof(t->flops_method), "%s", t->flops >= 0 ? "task.json" : "unknown");
+	default_tolerance(t);
+	v = json_object_get(j, "tolerance");
+	if (v && parse_tolerance(v, t, err) < 0)
+		return -1;
+	return 0;
+}
+
 static int load_native(const char *dir, struct pragma_task *t, struct pragma_err *err)
 {
 	struct pragma_buf f = PRAGMA_BUF_INIT, text = PRAGMA_BUF_INIT, base = PRAGMA_BUF_INIT;
 	struct pragma_sha256 h;
 	json_error_t jerr;
-	json_t *j = NULL, *sizes, *v;
-	const char *s;
+	json_t *j = NULL;
 	int ret = -1;
 
 	pragma_buf_addf(&f, "%s/task.json", dir);
@@ -405,64 +669,9 @@ static int load_native(const char *dir, struct pragma_task *t, struct pragma_err
 	pragma_sha256_field(&h, "native", 6);
 	pragma_sha256_field(&h, text.data, text.len);
 
-	s = json_string_value(json_object_get(j, "name"));
-	t->name = xstrdup(s ? s : strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir);
-	s = json_string_value(json_object_get(j, "category"));
-	if (!s || !pragma_category_valid(s)) {
-		pragma_err_set(err, PRAGMA_E_INPUT, "%s: category '%s' is not one of matmul, activation, "
-			       "normalization, pooling_reduction, conv, others", f.data, s ? s : "(missing)");
-		goto out;
-	}
-	t->category = xstrdup(s);
-	t->description = xstrdup(json_string_value(json_object_get(j, "description")));
-	sizes = json_object_get(j, "sizes");
-	if (!sizes) {
-		sizes = json_object();
-		json_object_set_new(j, "sizes", sizes);
-	}
-	if (!json_is_object(sizes)) {
-		pragma_err_set(err, PRAGMA_E_INPUT, "%s: 'sizes' must be an object of integers", f.data);
-		goto out;
-	}
-	if (apply_overrides_native(sizes, (const char *const *)t->overrides, t->n_overrides, err) < 0 ||
-	    parse_specs(json_object_get(j, "inputs"), sizes, "inputs", "input", &t->inputs, &t->n_inputs, err) < 0 ||
-	    parse_specs(json_object_get(j, "outputs"), sizes, "outputs", "output", &t->outputs, &t->n_outputs, err) < 0) {
+	if (parse_json_task(j, t, dir, err) < 0) {
 		pragma_err_prefix(err, "%s", f.data);
 		goto out;
-	}
-	compute_bytes(t);
-	t->flops = -1;
-	for (int k = 0; k < 2; k++) {
-		const char *key = k ? "bytes" : "flops";
-		double *dst = k ? &t->bytes : &t->flops;
-		int64_t x;
-		v = json_object_get(j, key);
-		if (!v || json_is_null(v))
-			continue;
-		if (json_is_number(v)) {
-			*dst = json_number_value(v);
-		} else if (json_is_string(v) && pragma_size_expr(json_string_value(v), sizes, &x, err) == 0) {
-			*dst = (double)x;
-		} else {
-			if (!json_is_string(v))
-				pragma_err_set(err, PRAGMA_E_INPUT, "'%s' must be a number or an expression", key);
-			pragma_err_prefix(err, "%s", f.data);
-			goto out;
-		}
-	}
-	snprintf(t->flops_method, sizeof(t->flops_method), "%s", t->flops >= 0 ? "task.json" : "unknown");
-	default_tolerance(t);
-	v = json_object_get(j, "tolerance");
-	if (v) {
-		json_t *a = json_object_get(v, "atol"), *r = json_object_get(v, "rtol");
-		if (!json_is_object(v) || (a && !json_is_number(a)) || (r && !json_is_number(r))) {
-			pragma_err_set(err, PRAGMA_E_INPUT, "%s: tolerance must be {\"atol\": x, \"rtol\": y}", f.data);
-			goto out;
-		}
-		if (a)
-			t->atol = json_number_value(a);
-		if (r)
-			t->rtol = json_number_value(r);
 	}
 
 	pragma_buf_reset(&f);
@@ -609,12 +818,25 @@ static int load_kernelbench(const char *path, struct pragma_task *t, struct prag
 	s = json_string_value(json_object_get(j, "flops_method"));
 	snprintf(t->flops_method, sizeof(t->flops_method), "%s", s ? s : "unknown");
 	default_tolerance(t);
+	/* "# pragma: rtol=.. atol=.. (absolute) | atol_rms=.. (x RMS) norm=.." */
 	pragma_comment_value(src.data, "atol", tol, sizeof(tol));
-	if (*tol)
+	if (*tol) {
 		t->atol = strtod(tol, NULL);
+		t->atol_stated = t->atol_abs = 1;
+	}
+	pragma_comment_value(src.data, "atol_rms", tol, sizeof(tol));
+	if (*tol && !t->atol_abs) {
+		t->atol = strtod(tol, NULL);
+		t->atol_stated = 1;
+	}
 	pragma_comment_value(src.data, "rtol", tol, sizeof(tol));
-	if (*tol)
+	if (*tol) {
 		t->rtol = strtod(tol, NULL);
+		t->rtol_stated = 1;
+	}
+	pragma_comment_value(src.data, "norm", tol, sizeof(tol));
+	if (*tol)
+		t->norm_tol = strtod(tol, NULL);
 	t->source = pragma_buf_detach(&src, NULL);
 	t->source_name = xstrdup("model.py");
 	ret = 0;

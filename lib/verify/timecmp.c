@@ -422,7 +422,7 @@ static int check_timed(struct vctx *c, const char *dir, json_t *timed_calls, str
 			struct pragma_cmp m;
 			int rc = vload_ref(c, s, k, &ref, err) < 0 || vload_cand(&tc, s, "timed", k, &got, err) < 0 ? -1 : 0;
 
-			if (rc == 0 && pragma_compare(&got, &ref, c->atol, c->rtol, &m) == 0 && m.bad) {
+			if (rc == 0 && vcompare(c, k, &got, &ref, &m) == 1) {
 				char d[768];
 				vdescribe(d, sizeof(d), k, s, &ref, &m, " in a timed call");
 				vreject(c->v, PRAGMA_V_TIMED_MISMATCH,

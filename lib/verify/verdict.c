@@ -1,5 +1,6 @@
 /* Verdict categories, their hints, and the verdict as JSON. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,7 @@ void pragma_verdict_release(struct pragma_verdict *v)
 		free(v->warnings[i]);
 	free(v->warnings);
 	pragma_buf_release(&v->compile_log);
+	free(v->outs);
 	timing_release(&v->cand);
 	timing_release(&v->base);
 	json_decref(v->baseline_config);
@@ -138,6 +140,57 @@ static json_t *num(double x)
 	return isfinite(x) ? json_real(x) : json_null();
 }
 
+/* The nominal tolerance (atol, rtol: as before) and each output's rule,
+ * the slack it came to and the errors the kernel made. */
+static json_t *tolerance_json(const struct pragma_verdict *v)
+{
+	json_t *o = json_pack("{s:o, s:o}", "atol", num(v->atol), "rtol", num(v->rtol)), *outs = json_array();
+
+	for (int k = 0; k < v->n_outs; k++) {
+		const struct pragma_vout *vo = &v->outs[k];
+		const struct pragma_tolerance *t = &vo->tol;
+		char rule[200];
+		json_t *e = json_pack("{s:i, s:s, s:b, s:s}", "output", k, "dtype", pragma_dtype_name(t->dtype), "exact",
+				      t->exact, "rule", pragma_tolerance_str(t, vo->rms, rule, sizeof(rule)));
+		if (!t->exact) {
+			json_object_set_new(e, "rtol", num(t->rtol));
+			json_object_set_new(e, "atol", num(t->atol));
+			json_object_set_new(e, "atol_scales_with", json_string(t->atol_rms ? "rms" : "none"));
+			json_object_set_new(e, "atol_effective", num(vo->atol_eff));
+			json_object_set_new(e, "rms", num(vo->rms));
+			json_object_set_new(e, "norm_bound", t->norm >= 0 ? num(t->norm) : json_null());
+			json_object_set_new(e, "norm_error", num(vo->norm_err));
+			json_object_set_new(e, "max_abs_error", num(vo->max_abs_err));
+			json_object_set_new(e, "max_rel_error", num(vo->max_rel_err));
+		}
+		if (vo->audited) {
+			json_object_set_new(e, "discriminating", json_boolean(vo->discriminating));
+			if (!vo->discriminating)
+				json_object_set_new(e, "why", text(vo->why, strlen(vo->why)));
+		}
+		json_array_append_new(outs, e);
+	}
+	json_object_set_new(o, "outputs", outs);
+	return o;
+}
+
+const char *pragma_verdict_tolerance_str(const struct pragma_verdict *v, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < v->n_outs && at < len; k++) {
+		char rule[200], pre[32] = "";
+		if (v->n_outs > 1)
+			snprintf(pre, sizeof(pre), "output[%d] ", k);
+		at += (size_t)snprintf(buf + at, len - at, "%s%s%s", k ? "; " : "", pre,
+				       pragma_tolerance_str(&v->outs[k].tol, v->outs[k].rms, rule, sizeof(rule)));
+	}
+	if (!v->n_outs)
+		snprintf(buf, len, "atol %g, rtol %g", v->atol, v->rtol);
+	return buf;
+}
+
 json_t *pragma_verdict_json(const struct pragma_verdict *v)
 {
 	json_t *o = json_object(), *flags = json_array(), *warn = json_array();
@@ -148,7 +201,7 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 		json_object_set_new(o, "hint", json_string(pragma_vstatus_hint(v->status)));
 	json_object_set_new(o, "task", text(v->task, strlen(v->task)));
 	json_object_set_new(o, "input_sets", json_integer(v->n_sets));
-	json_object_set_new(o, "tolerance", json_pack("{s:o, s:o}", "atol", num(v->atol), "rtol", num(v->rtol)));
+	json_object_set_new(o, "tolerance", tolerance_json(v));
 	json_object_set_new(o, "sandbox",
 			    json_pack("{s:b, s:b, s:s, s:b}", "enabled", v->sandboxed, "seccomp", v->seccomp,
 				      "landlock", v->landlock[0] ? v->landlock : "not reached", "compiler_jailed",
@@ -158,9 +211,15 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 	json_object_set_new(o, "compile", json_pack("{s:o, s:o, s:o}", "compiler", text(v->compiler, strlen(v->compiler)),
 						   "flags", flags, "log",
 						   text(v->compile_log.data, v->compile_log.len > 8000 ? 8000 : v->compile_log.len)));
-	if (v->status == PRAGMA_V_OK || v->max_abs_err > 0)
-		json_object_set_new(o, "error", json_pack("{s:o, s:o}", "max_abs", num(v->max_abs_err), "max_rel",
-							 num(v->max_rel_err)));
+	if (v->status == PRAGMA_V_OK || v->max_abs_err > 0 || v->norm_err > 0)
+		json_object_set_new(o, "error", json_pack("{s:o, s:o, s:o, s:o}", "max_abs", num(v->max_abs_err), "max_rel",
+							 num(v->max_rel_err), "norm", num(v->norm_err), "norm_bound",
+							 v->norm_bound >= 0 && v->n_outs ? num(v->norm_bound) : json_null()));
+	if (v->status == PRAGMA_V_OK && v->n_outs) {
+		json_object_set_new(o, "certified", json_boolean(v->certified));
+		if (!v->certified)
+			json_object_set_new(o, "not_certified", text(v->not_certified, strlen(v->not_certified)));
+	}
 	json_object_set_new(o, "compile_ms", json_real(v->compile_ms));
 	if (v->wall_ms > 0)
 		json_object_set_new(o, "resources",

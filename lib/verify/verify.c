@@ -10,6 +10,7 @@
  * outputs, NaN, wrong values.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,24 +92,37 @@ static void fmt_val(char *out, size_t len, double x)
 void vdescribe(char *out, size_t len, int k, int set, const struct pragma_tensor *want, const struct pragma_cmp *cmp,
 	       const char *what)
 {
-	char idx[128], g[32], w[32];
+	char idx[128], g[32], w[32], nrm[96] = "";
 
-	pragma_index_str(cmp->first_bad, want->shape, want->ndim, idx, sizeof(idx));
-	fmt_val(g, sizeof(g), cmp->got);
-	fmt_val(w, sizeof(w), cmp->want);
-	if (cmp->unwritten == cmp->bad)
+	pragma_index_str(cmp->first_bad >= 0 ? cmp->first_bad : cmp->worst, want->shape, want->ndim, idx, sizeof(idx));
+	fmt_val(g, sizeof(g), cmp->first_bad >= 0 ? cmp->got : cmp->worst_got);
+	fmt_val(w, sizeof(w), cmp->first_bad >= 0 ? cmp->want : cmp->worst_want);
+	if (pragma_dtype_is_float(want->dtype) && isfinite(cmp->norm_err))
+		snprintf(nrm, sizeof(nrm), "; norm-wise error %.3g", cmp->norm_err);
+	if (cmp->bad && cmp->unwritten == cmp->bad)
 		snprintf(out, len,
 			 "output[%d] not written%s: %lld of %lld elements still hold the NaN poison on input set %d "
 			 "(first at %s)",
 			 k, what, (long long)cmp->unwritten, (long long)cmp->n, set, idx);
+	else if (cmp->not_bool)
+		snprintf(out, len,
+			 "output[%d] is bool but holds the byte %s at %s on input set %d%s (expected %s): a bool is 0 or "
+			 "1, nothing else; %lld of %lld elements hold other bytes, %lld elements off in all",
+			 k, g, idx, set, what, w, (long long)cmp->not_bool, (long long)cmp->n, (long long)cmp->bad);
 	else if (cmp->nonfinite)
 		snprintf(out, len,
 			 "output[%d] has NaN/Inf where the reference is finite%s at %s on input set %d: got %s, "
 			 "expected %s; %lld of %lld elements off (%lld non-finite)",
 			 k, what, idx, set, g, w, (long long)cmp->bad, (long long)cmp->n, (long long)cmp->nonfinite);
+	else if (cmp->bad)
+		snprintf(out, len, "output[%d] wrong%s at %s on input set %d: got %s, expected %s; %lld of %lld elements off%s",
+			 k, what, idx, set, g, w, (long long)cmp->bad, (long long)cmp->n, nrm);
 	else
-		snprintf(out, len, "output[%d] wrong%s at %s on input set %d: got %s, expected %s; %lld of %lld elements off",
-			 k, what, idx, set, g, w, (long long)cmp->bad, (long long)cmp->n);
+		snprintf(out, len,
+			 "output[%d] wrong%s on input set %d: the norm-wise error ||out - ref|| / ||ref|| is %.3g, over "
+			 "its bound, though each element is within atol %.3g + rtol |ref| (closest call at %s: got %s, "
+			 "expected %s): the error is spread over the whole output",
+			 k, what, set, cmp->norm_err, cmp->atol_eff, idx, g, w);
 }
 
 void vfrom_run(struct pragma_verdict *v, const struct pragma_run_result *r, const char *when)
@@ -139,6 +153,58 @@ struct outs {
 	uint64_t *ref_h, *out_h;     /* [set * n_out + k] */
 };
 
+void vtolerance(const struct vctx *c, int k, struct pragma_tolerance *tol)
+{
+	pragma_tolerance_resolve(c->t, k, c->o ? c->o->atol : -1, c->o ? c->o->rtol : -1, tol);
+}
+
+int vcompare(const struct vctx *c, int k, const struct pragma_tensor *got, const struct pragma_tensor *want,
+	     struct pragma_cmp *m)
+{
+	struct pragma_tolerance tol;
+
+	vtolerance(c, k, &tol);
+	return pragma_compare(got, want, &tol, m);
+}
+
+/* Would trivial answers pass the check of each output (on input set 0)?
+ * A verdict whose check cannot tell is not certified, and says why. */
+static int audit_outputs(struct vctx *c, struct pragma_err *err)
+{
+	struct pragma_verdict *v = c->v;
+	size_t at = 0;
+
+	v->certified = 1;
+	for (int k = 0; k < c->t->n_outputs; k++) {
+		struct pragma_tensor ref = PRAGMA_TENSOR_INIT;
+		struct pragma_audit a;
+		struct pragma_vout *vo = &v->outs[k];
+
+		if (vload_ref(c, 0, k, &ref, err) < 0)
+			return -1;
+		if (pragma_tolerance_audit(&ref, &vo->tol, &a, err) < 0) {
+			pragma_tensor_release(&ref);
+			return -1;
+		}
+		pragma_tensor_release(&ref);
+		vo->audited = 1;
+		vo->discriminating = a.discriminating;
+		snprintf(vo->why, sizeof(vo->why), "%s", a.why);
+		if (a.discriminating)
+			continue;
+		v->certified = 0;
+		at += (size_t)snprintf(v->not_certified + at, at < sizeof(v->not_certified) ? sizeof(v->not_certified) - at : 0,
+				       "%soutput[%d] (%s): %s", at ? "; " : "", k, c->t->outputs[k].name, a.why);
+		if (at >= sizeof(v->not_certified))
+			at = sizeof(v->not_certified);
+	}
+	if (!v->certified)
+		vwarn(v, "not certified: the check cannot tell a trivial answer from the right one: %s%s%s",
+		      v->not_certified, c->t->weak_reason ? "; the task says: " : "",
+		      c->t->weak_reason ? c->t->weak_reason : "");
+	return 0;
+}
+
 /* Compare the three passes with the reference. */
 static int check_outputs(struct vctx *c, int have_swap, struct pragma_err *err)
 {
@@ -147,17 +213,27 @@ static int check_outputs(struct vctx *c, int have_swap, struct pragma_err *err)
 	int n = c->n_sets, no = t->n_outputs, ret = -1;
 	uint64_t *ref_h = calloc((size_t)(n * no) + 1, sizeof(uint64_t));
 	uint64_t *out_h = calloc((size_t)(n * no) + 1, sizeof(uint64_t));
+	/* Per set and output: within tolerance; holds NaN/Inf or the poison. */
+	unsigned char *right = calloc((size_t)(n * no) + 1, 1), *nonfinite = calloc((size_t)(n * no) + 1, 1);
 	/* First failure of each kind, as messages. */
 	char unwritten[768] = "", nondet[768] = "", nan[768] = "", wrong[768] = "", cached[768] = "";
 	char by_address[768] = "";
 	int wrong_set = -1, wrong_k = -1;
+	double worst_norm = -1;
 
+	free(v->outs);
+	v->outs = calloc((size_t)no + 1, sizeof(*v->outs));
+	v->n_outs = no;
+	for (int k = 0; k < no; k++)
+		vtolerance(c, k, &v->outs[k].tol);
 	for (int s = 0; s < n; s++)
 		for (int k = 0; k < no; k++) {
 			struct pragma_tensor ref = PRAGMA_TENSOR_INIT, out = PRAGMA_TENSOR_INIT, rep = PRAGMA_TENSOR_INIT;
 			struct pragma_tensor sw = PRAGMA_TENSOR_INIT;
+			const struct pragma_tolerance *tol = &v->outs[k].tol;
+			struct pragma_vout *vo = &v->outs[k];
 			struct pragma_cmp m, d, q;
-			int ok = 0;
+			int ok = 0, rc;
 
 			if (vload_ref(c, s, k, &ref, err) < 0 || vload_cand(c, s, "out", k, &out, err) < 0 ||
 			    vload_cand(c, s, "rep", k, &rep, err) < 0 ||
@@ -165,16 +241,35 @@ static int check_outputs(struct vctx *c, int have_swap, struct pragma_err *err)
 				goto next;
 			ref_h[s * no + k] = thash(&ref);
 			out_h[s * no + k] = thash(&out);
-			if (pragma_compare(&out, &ref, c->atol, c->rtol, &m) < 0) {
+			rc = pragma_compare(&out, &ref, tol, &m);
+			if (rc < 0) {
 				pragma_err_set(err, PRAGMA_E_INTERNAL, "output %d of set %d: shape/dtype mismatch", k, s);
 				goto next;
 			}
+			right[s * no + k] = rc == 0;
+			nonfinite[s * no + k] = m.nonfinite || m.unwritten;
 			if (m.max_abs_err > v->max_abs_err)
 				v->max_abs_err = m.max_abs_err;
 			if (m.max_rel_err > v->max_rel_err)
 				v->max_rel_err = m.max_rel_err;
-			if (m.bad) {
-				char *slot = m.unwritten == m.bad ? unwritten : m.nonfinite ? nan : wrong;
+			vo->max_abs_err = fmax(vo->max_abs_err, m.max_abs_err);
+			vo->max_rel_err = fmax(vo->max_rel_err, m.max_rel_err);
+			vo->norm_err = fmax(vo->norm_err, m.norm_err);
+			if (s == 0) {
+				vo->rms = m.rms;
+				vo->atol_eff = m.atol_eff;
+			}
+			/* The verdict's norm-wise error: the output nearest its bound. */
+			if (pragma_dtype_is_float(ref.dtype) && !tol->exact) {
+				double r = tol->norm > 0 ? m.norm_err / tol->norm : m.norm_err;
+				if (r > worst_norm || isnan(r)) {
+					worst_norm = r;
+					v->norm_err = m.norm_err;
+					v->norm_bound = tol->norm;
+				}
+			}
+			if (rc) {
+				char *slot = m.bad && m.unwritten == m.bad ? unwritten : m.nonfinite ? nan : wrong;
 				if (!*slot)
 					vdescribe(slot, 768, k, s, &ref, &m, "");
 				if (slot == wrong && wrong_set < 0) {
@@ -184,25 +279,26 @@ static int check_outputs(struct vctx *c, int have_swap, struct pragma_err *err)
 			}
 			/* Two calls on identical inputs: the second must agree
 			 * with the first within the tolerance. */
-			pragma_compare(&rep, &ref, c->atol, c->rtol, &q);
+			pragma_compare(&rep, &ref, tol, &q);
 			if (q.bad && q.unwritten == q.bad && !*unwritten)
 				vdescribe(unwritten, sizeof(unwritten), k, s, &ref, &q, " on the second call");
-			pragma_compare(&rep, &out, c->atol, c->rtol, &d);
-			if (d.bad && !*nondet && !(d.unwritten == d.bad)) {
+			if (pragma_compare(&rep, &out, tol, &d) == 1 && !*nondet && !(d.bad && d.unwritten == d.bad)) {
 				char idx[128];
-				pragma_index_str(d.first_bad, ref.shape, ref.ndim, idx, sizeof(idx));
+				int64_t at = d.first_bad >= 0 ? d.first_bad : d.worst;
+				pragma_index_str(at, ref.shape, ref.ndim, idx, sizeof(idx));
 				snprintf(nondet, sizeof(nondet),
 					 "two calls on identical inputs (set %d) disagree: output[%d] at %s was %.6g, "
-					 "then %.6g; %lld of %lld elements differ beyond the tolerance",
-					 s, k, idx, d.want, d.got, (long long)d.bad, (long long)d.n);
+					 "then %.6g; %lld of %lld elements differ beyond the tolerance (norm-wise %.3g)",
+					 s, k, idx, d.first_bad >= 0 ? d.want : d.worst_want,
+					 d.first_bad >= 0 ? d.got : d.worst_got, (long long)d.bad, (long long)d.n, d.norm_err);
 			}
 			if (have_swap) {
 				struct pragma_cmp w;
-				pragma_compare(&sw, &ref, c->atol, c->rtol, &w);
+				int rw = pragma_compare(&sw, &ref, tol, &w);
 				if (w.bad && w.unwritten == w.bad && !*unwritten)
 					vdescribe(unwritten, sizeof(unwritten), k, s, &ref, &w,
 						  " when its inputs sat in another set's buffers");
-				else if (w.bad && !*by_address) {
+				else if (rw == 1 && !*by_address) {
 					/* Same bytes as the earlier answer for those buffers? */
 					int prev = (s + n - 1) % n;
 					struct pragma_tensor po = PRAGMA_TENSOR_INIT;
@@ -232,11 +328,14 @@ next:
 		}
 
 	/* Outputs must follow the inputs: two sets whose references differ
-	 * cannot share an output. */
+	 * cannot share an output, when one of them is that set's right answer.
+	 * Identical NaN-filled or constant garbage is wrong, not a cached
+	 * result: nan_output and wrong_output say it better. */
 	for (int s = 0; s < n && !*cached; s++)
 		for (int s2 = 0; s2 < s && !*cached; s2++)
 			for (int k = 0; k < no; k++)
-				if (out_h[s * no + k] == out_h[s2 * no + k] && ref_h[s * no + k] != ref_h[s2 * no + k]) {
+				if (out_h[s * no + k] == out_h[s2 * no + k] && ref_h[s * no + k] != ref_h[s2 * no + k] &&
+				    !nonfinite[s * no + k] && (right[s * no + k] || right[s2 * no + k])) {
 					snprintf(cached, sizeof(cached),
 						 "output[%d] for input set %d is identical to the output for set %d, though "
 						 "their expected outputs differ: the kernel returns results computed for "
@@ -258,7 +357,7 @@ next:
 				pragma_tensor_release(&out);
 				goto out;
 			}
-			if (pragma_compare(&out, &r2, c->atol, c->rtol, &m) == 0 && !m.bad)
+			if (pragma_compare(&out, &r2, &v->outs[wrong_k].tol, &m) == 0)
 				snprintf(cached, sizeof(cached),
 					 "output[%d] for input set %d matches the expected output of set %d: the kernel "
 					 "returns results computed for other inputs (cached between calls?)",
@@ -280,10 +379,14 @@ next:
 		vreject(v, PRAGMA_V_NAN_OUTPUT, "%s", nan);
 	else if (*wrong)
 		vreject(v, PRAGMA_V_WRONG_OUTPUT, "%s", wrong);
+	if (v->status == PRAGMA_V_OK && audit_outputs(c, err) < 0)
+		goto out;
 	ret = 0;
 out:
 	free(ref_h);
 	free(out_h);
+	free(right);
+	free(nonfinite);
 	return ret;
 }
 

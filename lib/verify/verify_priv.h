@@ -34,6 +34,12 @@ void vwarn(struct pragma_verdict *v, const char *fmt, ...) __attribute__((format
 int vload_ref(struct vctx *c, int s, int k, struct pragma_tensor *t, struct pragma_err *err);
 int vload_cand(struct vctx *c, int s, const char *name, int k, struct pragma_tensor *t, struct pragma_err *err);
 
+/* Output k's tolerance in this run (the task's, with --atol/--rtol), and
+ * pragma_compare() under it: 0 within, 1 outside, -1 shapes differ. */
+void vtolerance(const struct vctx *c, int k, struct pragma_tolerance *tol);
+int vcompare(const struct vctx *c, int k, const struct pragma_tensor *got, const struct pragma_tensor *want,
+	     struct pragma_cmp *m);
+
 /* One-line description of a comparison failure (message of wrong_output,
  * unwritten_output, nan_output). */
 void vdescribe(char *out, size_t len, int k, int set, const struct pragma_tensor *want, const struct pragma_cmp *cmp,

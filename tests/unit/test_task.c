@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pragma/buf.h"
+#include "pragma/err.h"
 #include "pragma/fs.h"
 #include "pragma/refdata.h"
 #include "pragma/task.h"
@@ -120,6 +122,130 @@ static void native_errors(void **state)
 	expect_load_error("good_native", bad_ov, 1, "no size 'Q'");
 	expect_load_error("good_native", bad_val, 1, "not a non-negative integer");
 	expect_load_error("does_not_exist", NULL, 0, "neither");
+}
+
+/* A task.json written on the fly: the good fixture with one part replaced. */
+static const char good_json[] =
+	"{\"name\": \"vadd\", \"category\": \"others\", \"description\": \"c = a + b\",\n"
+	" \"sizes\": {\"N\": 1000},\n"
+	" \"inputs\": [\n"
+	"  {\"name\": \"a\", \"dtype\": \"float32\", \"shape\": [\"N\"], \"init\": {\"dist\": \"uniform\", \"low\": -1, \"high\": 1}},\n"
+	"  {\"name\": \"b\", \"dtype\": \"float32\", \"shape\": [\"N\"], \"init\": {\"dist\": \"normal\", \"mean\": 0, \"std\": 2}}],\n"
+	" \"outputs\": [{\"name\": \"c\", \"dtype\": \"float32\", \"shape\": [\"N\"]}],\n"
+	" \"flops\": \"N\", \"bytes\": \"12*N\", \"tolerance\": {\"atol\": 1e-6, \"rtol\": 1e-6}}\n";
+
+static int load_json(const char *from, const char *to, struct pragma_task *t, struct pragma_err *err)
+{
+	char dir[512], p[600];
+	struct pragma_buf text = PRAGMA_BUF_INIT;
+	const char *at = strstr(good_json, from);
+	int rc;
+
+	assert_non_null(at);
+	pragma_buf_add(&text, good_json, (size_t)(at - good_json));
+	pragma_buf_adds(&text, to);
+	pragma_buf_adds(&text, at + strlen(from));
+	snprintf(dir, sizeof(dir), "%s/strict", cache);
+	pragma_rm_rf(dir, NULL);
+	assert_int_equal(pragma_mkdir_p(dir, 0755, err), 0);
+	snprintf(p, sizeof(p), "%s/task.json", dir);
+	assert_int_equal(pragma_write_file_atomic(p, text.data, text.len, err), 0);
+	snprintf(p, sizeof(p), "%s/reference.c", dir);
+	assert_int_equal(pragma_write_file_atomic(p, "int pk_forward;\n", 16, err), 0);
+	pragma_buf_release(&text);
+	rc = pragma_task_load(dir, NULL, 0, t, err);
+	if (rc == 0)
+		pragma_task_release(t);
+	return rc;
+}
+
+static void expect_strict(const char *from, const char *to, const char *const *needles)
+{
+	struct pragma_task t;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+
+	if (load_json(from, to, &t, &err) == 0)
+		fail_msg("'%s' instead of '%s' was accepted", to, from);
+	assert_int_equal(err.kind, PRAGMA_E_INPUT);
+	assert_int_equal(pragma_err_exit_code(&err), 2);
+	for (int i = 0; needles[i]; i++)
+		if (!strstr(err.msg, needles[i]))
+			fail_msg("'%s' instead of '%s': '%s' does not mention '%s'", to, from, err.msg, needles[i]);
+}
+
+/* Unknown keys and wrong types are errors that name the file, the field
+ * and the keys that exist (the issue: "min"/"max" for uniform silently gave
+ * [0, 1); a misspelled "tolerence" was ignored). */
+static void strict_task_json(void **state)
+{
+	struct pragma_task t;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+
+	(void)state;
+	assert_int_equal(load_json("\"N\": 1000", "\"N\": 1000", &t, &err), 0);
+	expect_strict("\"low\": -1, \"high\": 1", "\"min\": -50, \"max\": 50",
+		      (const char *const[]){ "task.json", "inputs[0].init", "unknown key 'min'", "for dist 'uniform'",
+					     "dist, low, high", NULL });
+	expect_strict("\"tolerance\"", "\"tolerence\"",
+		      (const char *const[]){ "unknown key 'tolerence'", "did you mean 'tolerance'", "name, category", NULL });
+	expect_strict("\"atol\": 1e-6", "\"atol\": 1e-6, \"abstol\": 1",
+		      (const char *const[]){ "tolerance: unknown key 'abstol'", "rtol, atol, atol_rms, norm", NULL });
+	expect_strict("\"atol\": 1e-6", "\"atol\": \"1e-6\"",
+		      (const char *const[]){ "tolerance.atol must be a number", NULL });
+	expect_strict("\"atol\": 1e-6", "\"atol\": 1e-6, \"atol_rms\": 1e-4",
+		      (const char *const[]){ "not both", NULL });
+	expect_strict("\"shape\": [\"N\"]}]", "\"shape\": [\"N\"], \"init\": {\"dist\": \"constant\"}}]",
+		      (const char *const[]){ "outputs[0]: unknown key 'init'", "outputs take no init", NULL });
+	expect_strict("\"dtype\": \"float32\", \"shape\": [\"N\"], \"init\": {\"dist\": \"normal\"",
+		      "\"dtype\": \"float32\", \"shap\": [\"N\"], \"init\": {\"dist\": \"normal\"",
+		      (const char *const[]){ "inputs[1]: unknown key 'shap'", "did you mean 'shape'", NULL });
+	expect_strict("\"N\": 1000", "\"N\": \"1000\"", (const char *const[]){ "sizes.N must be a non-negative integer", NULL });
+	expect_strict("\"N\": 1000", "\"N\": 1000, \"2N\": 3", (const char *const[]){ "sizes: '2N'", NULL });
+	expect_strict("\"mean\": 0", "\"mean\": [0]", (const char *const[]){ "inputs[1].init.mean must be a number", NULL });
+	expect_strict("\"std\": 2", "\"std\": \"M\"", (const char *const[]){ "inputs[1].init.std", "unknown size 'M'", NULL });
+	expect_strict("\"flops\": \"N\"", "\"flops\": true", (const char *const[]){ "flops must be a number", NULL });
+	expect_strict("\"flops\": \"N\"", "\"flops\": -5", (const char *const[]){ "flops is negative", NULL });
+	expect_strict("\"name\": \"b\"", "\"name\": \"a\"", (const char *const[]){ "inputs[1].name 'a' repeats", NULL });
+	expect_strict("\"description\": \"c = a + b\"", "\"description\": 7",
+		      (const char *const[]){ "'description' must be a string", NULL });
+	expect_strict("\"outputs\": [{", "\"outputs\": [7, {", (const char *const[]){ "outputs[0] must be an object", NULL });
+	expect_strict("\"init\": {\"dist\": \"normal\", \"mean\": 0, \"std\": 2}", "\"init\": {\"dist\": \"arange\", \"step\": 2}",
+		      (const char *const[]){ "unknown key 'step' for dist 'arange'", "the known keys are dist", NULL });
+	expect_strict("\"tolerance\": {\"atol\": 1e-6, \"rtol\": 1e-6}", "\"tolerance\": [1e-6]",
+		      (const char *const[]){ "tolerance must be an object", NULL });
+
+	/* What the tolerance states reaches the task. */
+	assert_int_equal(load_json("\"atol\": 1e-6, \"rtol\": 1e-6",
+				   "\"atol_rms\": 2e-5, \"rtol\": 3e-5, \"norm\": 1e-5, \"weak_reason\": \"demo\"", &t, &err),
+			 0);
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s/strict", cache);
+	assert_int_equal(pragma_task_load(dir, NULL, 0, &t, &err), 0);
+	assert_true(t.rtol_stated && t.atol_stated && !t.atol_abs);
+	assert_true(t.atol == 2e-5 && t.rtol == 3e-5 && t.norm_tol == 1e-5);
+	assert_string_equal(t.weak_reason, "demo");
+	pragma_task_release(&t);
+}
+
+/* Every built-in native task still loads under the strict reading. */
+static void builtin_native_tasks_load(void **state)
+{
+	struct pragma_task_brief *b;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_buf d = PRAGMA_BUF_INIT;
+	int n;
+
+	(void)state;
+	assert_int_equal(pragma_data_path("tasks/c", &d, &err), 0);
+	assert_int_equal(pragma_task_scan(d.data, &b, &n, &err), 0);
+	for (int i = 0; i < n; i++) {
+		struct pragma_task t;
+		if (pragma_task_load(b[i].path, NULL, 0, &t, &err) < 0)
+			fail_msg("%s: %s", b[i].path, err.msg);
+		pragma_task_release(&t);
+	}
+	free(b);
+	pragma_buf_release(&d);
 }
 
 static void generation_is_seeded(void **state)
@@ -268,6 +394,8 @@ int main(void)
 		cmocka_unit_test(size_expressions),
 		cmocka_unit_test(load_good_native),
 		cmocka_unit_test(native_errors),
+		cmocka_unit_test(strict_task_json),
+		cmocka_unit_test(builtin_native_tasks_load),
 		cmocka_unit_test(generation_is_seeded),
 		cmocka_unit_test(reference_cache_rebuilds_corrupt_entries),
 		cmocka_unit_test(scan_builtin_suites),
