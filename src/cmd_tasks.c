@@ -6,16 +6,40 @@
 #include "pragma/fs.h"
 #include "pragma/task.h"
 #include "pragma/tensor.h"
+#include "pragma/verify.h"
 
 static const char usage[] =
-	"usage: pragma tasks list [DIR] [--json]\n"
-	"       pragma tasks show TASK [--set NAME=VALUE]... [--json]\n"
+	"usage: pragma tasks list [SUITE|DIR] [--check] [--json]\n"
+	"       pragma tasks show TASK [--set NAME=VALUE]... [--no-check] [--json]\n"
 	"\n"
-	"list: the tasks in DIR (default: the built-in suites tasks/cpu-l1 and tasks/c),\n"
-	"      with kind, category and description; nothing is run.\n"
+	"list: the tasks in DIR or a built-in SUITE (cpu-l1, c, gpu-l1; default: all\n"
+	"      of them), with kind, category and description; nothing is run.\n"
+	"      --check audits each task's correctness check instead: per output, the\n"
+	"      tolerance on input set 0 and whether it refuses trivial answers (zeros,\n"
+	"      the constant mean, the reference permuted, the reference x (1 + 10 rtol)).\n"
+	"      Exit 1 when an output's check does not and its task states no reason\n"
+	"      (tolerance.weak_reason). Makes reference data for one input set per task.\n"
 	"show: one task: category, inputs and outputs with shapes, FLOPs, minimal bytes,\n"
-	"      tolerance and source. KernelBench problems run through the PyTorch bridge\n"
-	"      once (cached). TASK is a path or a built-in task's name.\n";
+	"      source, and per output the tolerance and whether the check discriminates\n"
+	"      (reference data for input set 0, cached; --no-check skips that).\n"
+	"      KernelBench problems run through the PyTorch bridge once (cached). TASK\n"
+	"      is a path or a built-in task's name. docs/tasks.md: the task.json format.\n";
+
+struct tasks_flags {
+	int check, no_check;
+};
+
+static int tasks_flag(int argc, char **argv, int i, void *ctx)
+{
+	struct tasks_flags *f = ctx;
+
+	(void)argc;
+	if (!strcmp(argv[i], "--check"))
+		return f->check = 1;
+	if (!strcmp(argv[i], "--no-check"))
+		return f->no_check = 1;
+	return 0;
+}
 
 static void human_size(double b, char *out, size_t len)
 {
@@ -41,23 +65,184 @@ static void human_count(double x, char *out, size_t len)
 		snprintf(out, len, "%.0f", x);
 }
 
-static int list(struct cli_opts *o)
+/* The built-in suites, in order; gpu-l1 only where it is installed. */
+static const char *const suites[] = { "cpu-l1", "c", "gpu-l1" };
+
+/* DIR or SUITE (or all built-in suites) into dirs[]. */
+static int suite_dirs(struct cli_opts *o, struct pragma_buf *bufs, const char **dirs, int *nd, struct pragma_err *err)
+{
+	*nd = 0;
+	if (o->n_positional > 2)
+		return pragma_err_set(err, PRAGMA_E_INPUT, "tasks list takes one SUITE or DIR");
+	if (o->n_positional > 1) {
+		const char *a = o->positional[1];
+		struct pragma_buf rel = PRAGMA_BUF_INIT;
+		if (pragma_is_dir(a)) {
+			dirs[(*nd)++] = a;
+			return 0;
+		}
+		pragma_buf_addf(&rel, "tasks/%s", a);
+		if (!strchr(a, '/') && pragma_data_path(rel.data, &bufs[0], NULL) == 0 && pragma_is_dir(bufs[0].data))
+			dirs[(*nd)++] = bufs[0].data;
+		pragma_buf_release(&rel);
+		if (*nd)
+			return 0;
+		pragma_err_set(err, PRAGMA_E_INPUT, "no task folder or built-in suite '%s'", a);
+		pragma_err_hint(err, "the built-in suites are cpu-l1, c (and gpu-l1 where installed)");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++) {
+		struct pragma_buf rel = PRAGMA_BUF_INIT;
+		pragma_buf_addf(&rel, "tasks/%s", suites[i]);
+		if (pragma_data_path(rel.data, &bufs[i], NULL) == 0 && pragma_is_dir(bufs[i].data))
+			dirs[(*nd)++] = bufs[i].data;
+		pragma_buf_release(&rel);
+	}
+	if (!*nd)
+		return pragma_err_set(err, PRAGMA_E_ENV, "the built-in tasks are not installed (no tasks/ folder found)");
+	return 0;
+}
+
+static json_t *check_json(const struct pragma_task *t, const struct pragma_vout *outs)
+{
+	json_t *a = json_array();
+
+	for (int k = 0; k < t->n_outputs; k++) {
+		const struct pragma_vout *vo = &outs[k];
+		char rule[200];
+		json_t *e = json_pack("{s:i, s:s, s:s, s:s, s:b}", "output", k, "name", t->outputs[k].name, "dtype",
+				      pragma_dtype_name(t->outputs[k].dtype), "tolerance",
+				      pragma_tolerance_str(&vo->tol, vo->audited ? vo->rms : -1, rule, sizeof(rule)), "exact",
+				      vo->tol.exact);
+		if (!vo->tol.exact) {
+			json_object_set_new(e, "rtol", json_real(vo->tol.rtol));
+			json_object_set_new(e, "atol", json_real(vo->tol.atol));
+			json_object_set_new(e, "atol_scales_with", json_string(vo->tol.atol_rms ? "rms" : "none"));
+			json_object_set_new(e, "norm_bound", vo->tol.norm >= 0 ? json_real(vo->tol.norm) : json_null());
+		}
+		if (vo->audited) {
+			json_object_set_new(e, "rms", json_real(vo->rms));
+			if (!vo->tol.exact)
+				json_object_set_new(e, "atol_effective", json_real(vo->atol_eff));
+			json_object_set_new(e, "discriminating", json_boolean(vo->discriminating));
+			json_object_set_new(e, "why", vo->discriminating ? json_null() : json_string(vo->why));
+			json_object_set_new(e, "weak_reason", t->weak_reason ? json_string(t->weak_reason) : json_null());
+		}
+		json_array_append_new(a, e);
+	}
+	return a;
+}
+
+/* One line per output: task, output, dtype, tolerance, verdict. */
+static void check_rows(const struct pragma_task *t, const struct pragma_vout *outs)
+{
+	for (int k = 0; k < t->n_outputs; k++) {
+		const struct pragma_vout *vo = &outs[k];
+		char rule[200], out[160];
+		snprintf(out, sizeof(out), "%d %.120s", k, t->outputs[k].name);
+		printf("%-28s %-12s %-8s %-60s %s%s%s%s\n", t->name, out, pragma_dtype_name(t->outputs[k].dtype),
+		       pragma_tolerance_str(&vo->tol, vo->rms, rule, sizeof(rule)),
+		       vo->discriminating ? "discriminating" : t->weak_reason ? "weak, as the task says: " : "NOT discriminating: ",
+		       vo->discriminating ? "" : t->weak_reason ? t->weak_reason : vo->why,
+		       !vo->discriminating && t->weak_reason ? "; " : "", !vo->discriminating && t->weak_reason ? vo->why : "");
+	}
+}
+
+/* `tasks list --check`: every task's check audited; exit 1 for a check
+ * that is not discriminating without a stated reason, 2/3 when a task
+ * could not be loaded or its reference made. */
+static int check_suite(struct cli_opts *o, const char **dirs, int nd)
+{
+	json_t *rows = json_array();
+	int n_tasks = 0, n_outs = 0, n_good = 0, n_weak = 0, n_bad = 0, n_err = 0, worst_err = 0;
+
+	if (!o->json)
+		printf("%-28s %-12s %-8s %-60s %s\n", "TASK", "OUTPUT", "DTYPE", "TOLERANCE (on input set 0)", "CHECK");
+	for (int d = 0; d < nd; d++) {
+		struct pragma_task_brief *b;
+		struct pragma_err err = PRAGMA_ERR_INIT;
+		int n;
+
+		if (pragma_task_scan(dirs[d], &b, &n, &err) < 0) {
+			json_decref(rows);
+			return o->json ? cli_error_json(&err) : cli_error(&err);
+		}
+		for (int i = 0; i < n; i++) {
+			struct pragma_task t;
+			struct pragma_vout *outs = NULL;
+			n_tasks++;
+			pragma_err_clear(&err);
+			if (pragma_task_load(b[i].path, NULL, 0, &t, &err) < 0) {
+				memset(&t, 0, sizeof(t));
+			} else {
+				outs = calloc((size_t)t.n_outputs + 1, sizeof(*outs));
+				if (pragma_task_audit(&t, -1, -1, outs, &err) == 0) {
+					for (int k = 0; k < t.n_outputs; k++) {
+						n_outs++;
+						n_good += outs[k].discriminating;
+						n_weak += !outs[k].discriminating && t.weak_reason;
+						n_bad += !outs[k].discriminating && !t.weak_reason;
+					}
+					if (o->json)
+						json_array_append_new(rows, json_pack("{s:s, s:s, s:o}", "task", t.name, "path",
+										      b[i].path, "outputs", check_json(&t, outs)));
+					else
+						check_rows(&t, outs);
+					fflush(stdout);
+					free(outs);
+					pragma_task_release(&t);
+					continue;
+				}
+			}
+			/* Not loaded or no reference: the row says why. */
+			n_err++;
+			if (pragma_err_exit_code(&err) > worst_err)
+				worst_err = pragma_err_exit_code(&err);
+			if (o->json)
+				json_array_append_new(rows, json_pack("{s:s, s:s, s:s}", "task", b[i].name, "path", b[i].path,
+								      "error", err.msg));
+			else
+				printf("%-28s %-12s %-8s %-60s ERROR: %s\n", b[i].name, "-", "-", "-", err.msg);
+			fflush(stdout);
+			free(outs);
+			if (t.name)
+				pragma_task_release(&t);
+		}
+		free(b);
+	}
+	if (o->json)
+		cli_print_json(json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:o}", "tasks", n_tasks, "outputs", n_outs,
+					 "discriminating", n_good, "weak_with_reason", n_weak, "not_discriminating", n_bad,
+					 "errors", n_err, "checked", rows));
+	else {
+		json_decref(rows);
+		printf("\n%d tasks, %d outputs: %d discriminating, %d weak with a stated reason, %d NOT discriminating, "
+		       "%d tasks not checked (errors)\n", n_tasks, n_outs, n_good, n_weak, n_bad, n_err);
+	}
+	if (n_err)
+		return worst_err > 1 ? worst_err : 2;
+	return n_bad ? 1 : 0;
+}
+
+static int list(struct cli_opts *o, const struct tasks_flags *fl)
 {
 	struct pragma_err err = PRAGMA_ERR_INIT;
-	const char *dirs[2];
-	struct pragma_buf d1 = PRAGMA_BUF_INIT, d2 = PRAGMA_BUF_INIT;
+	const char *dirs[3];
+	struct pragma_buf bufs[3] = { PRAGMA_BUF_INIT, PRAGMA_BUF_INIT, PRAGMA_BUF_INIT };
 	json_t *arr = json_array();
-	int nd = 0, total = 0;
+	int nd = 0, total = 0, rc = 0;
 
-	if (o->n_positional > 1) {
-		dirs[nd++] = o->positional[1];
-	} else {
-		if (pragma_data_path("tasks/cpu-l1", &d1, &err) == 0)
-			dirs[nd++] = d1.data;
-		if (pragma_data_path("tasks/c", &d2, &err) == 0)
-			dirs[nd++] = d2.data;
-		if (!nd)
-			return o->json ? cli_error_json(&err) : cli_error(&err);
+	if (fl->no_check || o->n_sets) {
+		json_decref(arr);
+		return cli_usage_error("tasks list takes neither --no-check nor --set\n%s", usage);
+	}
+	if (suite_dirs(o, bufs, dirs, &nd, &err) < 0) {
+		rc = o->json ? cli_error_json(&err) : cli_error(&err);
+		goto out;
+	}
+	if (fl->check) {
+		rc = check_suite(o, dirs, nd);
+		goto out;
 	}
 	if (!o->json)
 		printf("%-36s %-12s %-18s %s\n", "TASK", "KIND", "CATEGORY", "DESCRIPTION");
@@ -66,8 +251,8 @@ static int list(struct cli_opts *o)
 		int n;
 
 		if (pragma_task_scan(dirs[k], &b, &n, &err) < 0) {
-			json_decref(arr);
-			return o->json ? cli_error_json(&err) : cli_error(&err);
+			rc = o->json ? cli_error_json(&err) : cli_error(&err);
+			goto out;
 		}
 		for (int i = 0; i < n; i++) {
 			if (o->json)
@@ -82,15 +267,16 @@ static int list(struct cli_opts *o)
 		total += n;
 		free(b);
 	}
-	if (o->json)
-		cli_print_json(json_pack("{s:i, s:o}", "count", total, "tasks", arr));
-	else {
-		json_decref(arr);
+	if (o->json) {
+		cli_print_json(json_pack("{s:i, s:O}", "count", total, "tasks", arr));
+	} else {
 		printf("\n%d tasks\n", total);
 	}
-	pragma_buf_release(&d1);
-	pragma_buf_release(&d2);
-	return 0;
+out:
+	json_decref(arr);
+	for (int i = 0; i < 3; i++)
+		pragma_buf_release(&bufs[i]);
+	return rc;
 }
 
 static void print_specs(const char *title, const struct pragma_tensor_spec *s, int n)
@@ -105,15 +291,19 @@ static void print_specs(const char *title, const struct pragma_tensor_spec *s, i
 	}
 }
 
-static int show(struct cli_opts *o)
+static int show(struct cli_opts *o, const struct tasks_flags *fl)
 {
-	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_err err = PRAGMA_ERR_INIT, cerr = PRAGMA_ERR_INIT;
+	struct pragma_vout *outs;
 	struct pragma_task t;
 	char *path;
-	char fl[32], by[32];
+	char fl_s[32], by[32];
+	int checked = 0;
 
 	if (o->n_positional != 2)
 		return cli_usage_error("tasks show needs one TASK\n%s", usage);
+	if (fl->check)
+		return cli_usage_error("tasks show checks by default (--no-check skips it)\n%s", usage);
 	if (pragma_task_resolve(o->positional[1], &path, &err) < 0)
 		return o->json ? cli_error_json(&err) : cli_error(&err);
 	if (pragma_task_load(path, o->sets, o->n_sets, &t, &err) < 0) {
@@ -121,21 +311,33 @@ static int show(struct cli_opts *o)
 		return o->json ? cli_error_json(&err) : cli_error(&err);
 	}
 	free(path);
+	outs = calloc((size_t)t.n_outputs + 1, sizeof(*outs));
+	if (fl->no_check) {
+		for (int k = 0; k < t.n_outputs; k++)
+			pragma_tolerance_resolve(&t, k, -1, -1, &outs[k].tol);
+	} else if (pragma_task_audit(&t, -1, -1, outs, &cerr) == 0) {
+		checked = 1;
+	}
 	if (o->json) {
-		cli_print_json(pragma_task_json(&t));
+		json_t *j = pragma_task_json(&t), *c = json_object();
+		json_object_set_new(c, "outputs", check_json(&t, outs));
+		json_object_set_new(c, "input_set", checked ? json_integer(0) : json_null());
+		if (!fl->no_check && !checked)
+			json_object_set_new(c, "error", json_string(cerr.msg));
+		json_object_set_new(j, "check", c);
+		cli_print_json(j);
 	} else {
-		human_count(t.flops, fl, sizeof(fl));
+		human_count(t.flops, fl_s, sizeof(fl_s));
 		human_size(t.bytes, by, sizeof(by));
 		printf("task:        %s (%s)\n", t.name, t.kind == PRAGMA_TASK_NATIVE ? "native C" : "KernelBench");
 		printf("path:        %s\n", t.path);
 		printf("category:    %s\n", t.category);
 		if (t.description && *t.description)
 			printf("description: %s\n", t.description);
-		printf("FLOPs:       %s (%s)\n", fl, t.flops_method);
+		printf("FLOPs:       %s (%s)\n", fl_s, t.flops_method);
 		printf("min bytes:   %s (inputs read once, outputs written once)\n", by);
 		if (t.flops > 0 && t.bytes > 0)
 			printf("intensity:   %.3f FLOP/byte\n", t.flops / t.bytes);
-		printf("tolerance:   atol %g, rtol %g (float outputs; integers exact)\n", t.atol, t.rtol);
 		printf("runtime:     %s\n", t.runtime);
 		if (t.kind == PRAGMA_TASK_NATIVE)
 			printf("baseline:    %s\n", t.has_baseline_c ? "baseline.c" : "reference.c as written");
@@ -149,9 +351,28 @@ static int show(struct cli_opts *o)
 			printf("\nsettings (not inputs; what the forward pass depends on)\n%s", f.data);
 			pragma_buf_release(&f);
 		}
+		printf("\ntolerance%s:\n", checked ? " (values on input set 0)" : "");
+		for (int k = 0; k < t.n_outputs; k++) {
+			char rule[200];
+			printf("  %2d  %-28s %s (%s)\n", k, t.outputs[k].name,
+			       pragma_tolerance_str(&outs[k].tol, checked ? outs[k].rms : -1, rule, sizeof(rule)),
+			       outs[k].tol.source);
+			if (!checked)
+				continue;
+			if (outs[k].discriminating)
+				printf("      discriminating: refuses every trivial answer that differs from the reference "
+				       "(zeros, the constant mean, the reference permuted%s)\n",
+				       outs[k].tol.exact ? "" : ", the reference x (1 + 10 rtol)");
+			else
+				printf("      NOT discriminating: %s%s%s\n", outs[k].why, t.weak_reason ? "; the task says: " : "",
+				       t.weak_reason ? t.weak_reason : "");
+		}
+		if (!fl->no_check && !checked)
+			printf("  not checked: %s\n", cerr.msg);
 		printf("\n--- %s ---\n%s%s", t.source_name, t.source,
 		       t.source[0] && t.source[strlen(t.source) - 1] != '\n' ? "\n" : "");
 	}
+	free(outs);
 	pragma_task_release(&t);
 	return 0;
 }
@@ -159,17 +380,18 @@ static int show(struct cli_opts *o)
 int cmd_tasks(int argc, char **argv)
 {
 	struct cli_opts o;
+	struct tasks_flags fl = { 0 };
 	int rc;
 
 	if (cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
 		return 0;
 	}
-	if ((rc = cli_parse(argc, argv, &o, NULL, NULL)))
+	if ((rc = cli_parse(argc, argv, &o, tasks_flag, &fl)))
 		return rc;
 	if (!o.n_positional || !strcmp(o.positional[0], "list"))
-		return list(&o);
+		return list(&o, &fl);
 	if (!strcmp(o.positional[0], "show"))
-		return show(&o);
+		return show(&o, &fl);
 	return cli_usage_error("tasks: unknown subcommand '%s'\n%s", o.positional[0], usage);
 }

@@ -102,6 +102,12 @@ int pragma_task_resolve(const char *arg, char **path, struct pragma_err *err);
 /* The paper's six categories. */
 int pragma_category_valid(const char *c);
 
+/* The verifier's tolerance rule for every output of t (lib/verify), for
+ * prompts and listings, without the data-dependent values: "rtol 0.0001,
+ * atol 0.0001 x RMS(ref), norm-wise 0.0001"; "output[1] y: ..." per output
+ * where they differ. */
+const char *pragma_task_tolerance_str(const struct pragma_task *t, char *buf, size_t len);
+
 /* JSON view (for `tasks show --json` and results). */
 json_t *pragma_task_json(const struct pragma_task *t);
 

@@ -205,6 +205,14 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 
 /* The pieces, for callers that have their own flow. */
 
+/* The audit of a whole task, as `pragma tasks show` and `tasks list
+ * --check` print it: reference data for input set 0 (made or taken from the
+ * cache), then each output's tolerance (outs[k].tol, with --atol/--rtol
+ * overrides when >= 0), its value there and pragma_tolerance_audit()'s
+ * answer. outs has t->n_outputs entries. 0, or -1 with err (no reference). */
+int pragma_task_audit(const struct pragma_task *t, double atol_override, double rtol_override,
+		      struct pragma_vout *outs, struct pragma_err *err);
+
 /* Source acceptance (src NUL-terminated at len): not empty, not over max
  * bytes (0: 1 MiB), no NUL bytes, strict UTF-8, mentions pk_forward. 0, or
  * -1 with a PRAGMA_V_INVALID_SOURCE message in why. */

@@ -202,6 +202,10 @@ static json_t *run_vars(struct loop *L, int n)
 		      "max_attempts", R->o->attempts);
 	if (v)
 		json_object_set_new(v, "compile_cmd", json_string(cmd));
+	if (v) { /* the verifier's rule, per output (docs/verifier.md) */
+		char tol[1024];
+		json_object_set_new(v, "tolerance", json_string(pragma_task_tolerance_str(&R->task, tol, sizeof(tol))));
+	}
 	if (v && R->o->backend == PRAGMA_BACKEND_CUDA)
 		pragma_cuda_prompt_vars(v, &R->task, R->baseline.stats.median);
 	pragma_buf_release(&io);

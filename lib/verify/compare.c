@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pragma/refdata.h"
 #include "pragma/run.h"
 #include "pragma/task.h"
 #include "pragma/tensor.h"
@@ -147,6 +148,32 @@ const char *pragma_tolerance_str(const struct pragma_tolerance *tol, double rms,
 	else
 		snprintf(nb, sizeof(nb), "no norm-wise bound");
 	snprintf(buf, len, "rtol %.3g, %s, %s", tol->rtol, a, nb);
+	return buf;
+}
+
+const char *pragma_task_tolerance_str(const struct pragma_task *t, char *buf, size_t len)
+{
+	size_t at = 0;
+	int same = 1;
+	struct pragma_tolerance first, tol;
+	char rule[200];
+
+	buf[0] = '\0';
+	if (t->n_outputs <= 0)
+		return buf;
+	pragma_tolerance_resolve(t, 0, -1, -1, &first);
+	for (int k = 1; k < t->n_outputs && same; k++) {
+		pragma_tolerance_resolve(t, k, -1, -1, &tol);
+		same = tol.exact == first.exact && tol.dtype == first.dtype && tol.rtol == first.rtol &&
+		       tol.atol == first.atol && tol.atol_rms == first.atol_rms && tol.norm == first.norm;
+	}
+	if (same)
+		return pragma_tolerance_str(&first, -1, buf, len);
+	for (int k = 0; k < t->n_outputs && at < len; k++) {
+		pragma_tolerance_resolve(t, k, -1, -1, &tol);
+		at += (size_t)snprintf(buf + at, len - at, "%soutput[%d] %s: %s", k ? "; " : "", k, t->outputs[k].name,
+				       pragma_tolerance_str(&tol, -1, rule, sizeof(rule)));
+	}
 	return buf;
 }
 
@@ -395,6 +422,39 @@ int pragma_tolerance_audit(const struct pragma_tensor *ref, const struct pragma_
 			 n == 1 ? "a single element that scaling does not change" :
 				  "the reference is constant: a kernel that writes that constant passes");
 	pragma_tensor_release(&g);
+	return 0;
+}
+
+int pragma_task_audit(const struct pragma_task *t, double atol_override, double rtol_override,
+		      struct pragma_vout *outs, struct pragma_err *err)
+{
+	struct pragma_refset set;
+	uint64_t seed = pragma_ref_seed(0);
+
+	memset(outs, 0, sizeof(*outs) * (size_t)t->n_outputs);
+	for (int k = 0; k < t->n_outputs; k++)
+		pragma_tolerance_resolve(t, k, atol_override, rtol_override, &outs[k].tol);
+	if (pragma_ref_ensure(t, &seed, 1, &set, err) < 0)
+		return -1;
+	for (int k = 0; k < t->n_outputs; k++) {
+		struct pragma_tensor ref = PRAGMA_TENSOR_INIT;
+		struct pragma_audit a;
+		char p[4200];
+
+		pragma_ref_output_path(&set, k, p, sizeof(p));
+		if (pragma_npy_read(p, (int)t->outputs[k].dtype, &ref, err) < 0)
+			return -1;
+		if (pragma_tolerance_audit(&ref, &outs[k].tol, &a, err) < 0) {
+			pragma_tensor_release(&ref);
+			return -1;
+		}
+		pragma_tensor_release(&ref);
+		outs[k].rms = a.rms;
+		outs[k].atol_eff = a.atol_eff;
+		outs[k].audited = 1;
+		outs[k].discriminating = a.discriminating;
+		snprintf(outs[k].why, sizeof(outs[k].why), "%s", a.why);
+	}
 	return 0;
 }
 

@@ -15,6 +15,7 @@ run_one() {
 	local cmd task
 	cmd=$(sed -n 's|^// command: *||p' "$f" | head -1)
 	task=$(sed -n 's|^// task: *||p' "$f" | head -1)
+	task=${task//\$PRAGMA_TEST_DATA/$PRAGMA_TEST_DATA} # fixture tasks by path
 	[ -n "$cmd" ] || cmd=verify
 	local args=()
 	if [ -n "$task" ]; then

@@ -7,10 +7,11 @@ have_torch=1
 /usr/bin/python3 -c "import torch" 2>/dev/null || have_torch=0
 
 for f in "$PRAGMA_TEST_DATA"/kernels/*.c; do
-	read -r -a spec <<<"$(sed -n 's|^// task: *||p' "$f" | head -1)"
+	spec_line=$(sed -n 's|^// task: *||p' "$f" | head -1)
+	read -r -a spec <<<"${spec_line//\$PRAGMA_TEST_DATA/$PRAGMA_TEST_DATA}"
 	task=${spec[0]}
 	case $task in
-	[0-9]*_*) if [ $have_torch = 0 ]; then echo "ok - $(basename "$f") # SKIP no torch"; continue; fi ;;
+	[0-9]*_* | *.py) if [ $have_torch = 0 ]; then echo "ok - $(basename "$f") # SKIP no torch"; continue; fi ;;
 	esac
 	expect_exit 0 "$(basename "$f") verifies on $task" -- $PRAGMA verify "$task" "$f" "${spec[@]:1}" --json
 	jcheck "$(basename "$f"): ok, sandboxed, 5 sets" \
