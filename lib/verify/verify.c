@@ -215,6 +215,7 @@ static int check_outputs(struct vctx *c, int have_swap, struct pragma_err *err)
 	uint64_t *out_h = calloc((size_t)(n * no) + 1, sizeof(uint64_t));
 	/* Per set and output: within tolerance; holds NaN/Inf or the poison. */
 	unsigned char *right = calloc((size_t)(n * no) + 1, 1), *nonfinite = calloc((size_t)(n * no) + 1, 1);
+	unsigned char *same_as_prev = calloc((size_t)(n * no) + 1, 1); /* swap pass = the buffers' last answer */
 	/* First failure of each kind, as messages. */
 	char unwritten[768] = "", nondet[768] = "", nan[768] = "", wrong[768] = "", cached[768] = "";
 	char by_address[768] = "";
@@ -304,12 +305,11 @@ static int check_outputs(struct vctx *c, int have_swap, struct pragma_err *err)
 					struct pragma_tensor po = PRAGMA_TENSOR_INIT;
 					if (vload_cand(c, prev, "out", k, &po, err) < 0)
 						goto next;
+					/* Decided below, once we know whether that earlier
+					 * result was set prev's right answer (not constant
+					 * garbage, identical whatever the buffers). */
 					if (po.nbytes == sw.nbytes && !memcmp(po.data, sw.data, sw.nbytes))
-						snprintf(by_address, sizeof(by_address),
-							 "with input set %d's data in the buffers that had held set %d, "
-							 "output[%d] came back identical to the earlier result for set %d: "
-							 "the kernel returns results cached by buffer address",
-							 s, prev, k, prev);
+						same_as_prev[s * no + k] = 1;
 					else if (!*wrong) {
 						vdescribe(wrong, sizeof(wrong), k, s, &ref, &w,
 							  " when its inputs sat in another set's buffers");
@@ -327,6 +327,16 @@ next:
 				goto out;
 		}
 
+	for (int s = 0; s < n && have_swap && !*by_address; s++)
+		for (int k = 0; k < no && !*by_address; k++) {
+			int prev = (s + n - 1) % n;
+			if (same_as_prev[s * no + k] && right[prev * no + k])
+				snprintf(by_address, sizeof(by_address),
+					 "with input set %d's data in the buffers that had held set %d, output[%d] came back "
+					 "identical to the earlier result for set %d: the kernel returns results cached by "
+					 "buffer address",
+					 s, prev, k, prev);
+		}
 	/* Outputs must follow the inputs: two sets whose references differ
 	 * cannot share an output, when one of them is that set's right answer.
 	 * Identical NaN-filled or constant garbage is wrong, not a cached
@@ -387,6 +397,7 @@ out:
 	free(out_h);
 	free(right);
 	free(nonfinite);
+	free(same_as_prev);
 	return ret;
 }
 

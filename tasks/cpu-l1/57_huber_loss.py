@@ -1,4 +1,9 @@
 # pragma: category=others
+# pragma: rtol=2e-3
+# The mean of 16.7M float32 Huber terms: a kernel summing them the usual honest
+# way (2 threads x 8 SIMD lanes, each lane a float32 sum of 1M terms) is
+# 4.6e-4 off the float64 value, where PyTorch's own sum is exact to 1e-7; rtol
+# 2e-3 leaves it 4x room (docs/verifier.md has the measurements).
 """Huber (smooth L1) loss with beta = 1, mean over all elements."""
 import torch
 import torch.nn as nn

@@ -17,6 +17,8 @@ jcheck "override changes the shape" "j['inputs'][0]['shape']==[8,1024] and j['ov
 expect_exit 0 "tasks show a built-in conv task" -- $PRAGMA tasks show 47_conv2d_pointwise --json
 jcheck "conv has its weight as an input and a FLOP count" \
 	"any(i['role']=='param' for i in j['inputs']) and j['flops'] > 0 and j['category']=='conv'"
+jcheck "its check audited on input set 0: discriminating" \
+	"j['check']['input_set']==0 and j['check']['outputs'][0]['discriminating'] and j['check']['outputs'][0]['atol_effective'] > 0"
 # Settings that are no tensor (issue 13): pooling's kernel/stride/padding by
 # their names in Model.__init__, the submodule's settings, module constants.
 expect_exit 0 "tasks show a pooling task's settings" -- $PRAGMA tasks show 33_max_pool2d --set BATCH=1 --set CHANNELS=2 --json
@@ -47,8 +49,11 @@ NPROC=$(nproc)
 jcheck "threads = cores, OpenBLAS, tcmalloc" \
 	"j['config']['threads']==$NPROC and 'openblas' in j['config']['blas'] and j['config']['allocator']=='tcmalloc'"
 
-expect_exit 0 "cache holds 5 reference sets" -- $PRAGMA cache --json
-jcheck "5 entries" "j['reference_entries']==5 and j['reference_bytes']>0"
+# The baseline's 5 sets (its first is the one the first `tasks show` checked
+# its tolerance on), plus input set 0 of every other task `tasks show` checked
+# (small_relu N=1024, the conv, max_pool2d, layer_norm, prefix_sum).
+expect_exit 0 "cache holds 10 reference sets" -- $PRAGMA cache --json
+jcheck "10 entries" "j['reference_entries']==10 and j['reference_bytes']>0"
 
 expect_exit 0 "baseline of a native task" -- $PRAGMA baseline $F/tasks/good_native --reps 5 --json
 jcheck "native baseline is the C reference" \
