@@ -3,13 +3,14 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "pragma/cuda.h"
 #include "pragma/refdata.h"
 #include "pragma/task.h"
 #include "pragma/timing.h"
 
 static const char usage[] =
 	"usage: pragma baseline TASK [--set NAME=VALUE]... [--reps N] [--warmup N]\n"
-	"                       [--warm] [--threads N] [--sets N] [--json]\n"
+	"                       [--warm] [--threads N] [--sets N] [--backend cpu|cuda] [--json]\n"
 	"\n"
 	"Times the task's reference by pragma's protocol (DESIGN 3.5): warm-up calls,\n"
 	"then N timed calls cycling through the verified input sets, the cache flushed\n"
@@ -22,11 +23,14 @@ static const char usage[] =
 	"  --warm        do not flush the cache between calls\n"
 	"  --threads N   threads for the reference (default: all usable cores)\n"
 	"  --sets N      input sets (default 5)\n"
-	"  --set N=V     override a module-level constant or a task size\n";
+	"  --set N=V     override a module-level constant or a task size\n"
+	"  --backend B   cuda: PyTorch on the GPU (CUDA events, L2 flushed), and\n"
+	"                torch.compile as a second, named baseline; cpu (default)\n";
 
 struct flags {
 	struct pragma_timing_opts t;
 	int sets;
+	int cuda;
 };
 
 static int extra(int argc, char **argv, int i, void *ctx)
@@ -49,6 +53,16 @@ static int extra(int argc, char **argv, int i, void *ctx)
 		f->t.cold = 1;
 		return 1;
 	}
+	if (!strcmp(argv[i], "--backend")) {
+		enum pragma_backend b;
+		struct pragma_err e = PRAGMA_ERR_INIT;
+		if (i + 1 >= argc)
+			return cli_usage_error("--backend needs cpu or cuda"), -1;
+		if (pragma_backend_parse(argv[i + 1], &b, &e) < 0)
+			return cli_usage_error("%s", e.msg), -1;
+		f->cuda = b == PRAGMA_BACKEND_CUDA;
+		return 2;
+	}
 	return 0;
 }
 
@@ -69,6 +83,7 @@ int cmd_baseline(int argc, char **argv)
 	struct pragma_baseline b = { 0 };
 	uint64_t seeds[64];
 	char *path = NULL;
+	json_t *second = NULL;
 	int rc;
 
 	if (cli_wants_help(argc, argv)) {
@@ -91,10 +106,13 @@ int cmd_baseline(int argc, char **argv)
 	for (int i = 0; i < f.sets; i++)
 		seeds[i] = pragma_ref_seed(i);
 	if (pragma_ref_ensure(&t, seeds, f.sets, sets, &err) < 0 ||
-	    pragma_baseline_measure(&t, sets, f.sets, &f.t, &b, &err) < 0) {
+	    (f.cuda ? pragma_cuda_baseline_measure(&t, sets, f.sets, &f.t, &b, &err)
+		    : pragma_baseline_measure(&t, sets, f.sets, &f.t, &b, &err)) < 0) {
 		pragma_task_release(&t);
 		goto fail;
 	}
+	/* torch.compile, the second named baseline (lib/cuda/baseline.c) */
+	second = f.cuda ? pragma_cuda_compile_baseline_json(&t, f.sets, &f.t, 0) : pragma_torch_compile_cpu_json(&t);
 
 	if (o.json) {
 		json_t *res = json_pack("{s:s, s:s, s:s, s:s}", "status", "ok", "task", t.name, "task_kind",
@@ -107,12 +125,17 @@ int cmd_baseline(int argc, char **argv)
 				json_object_set_new(res, "gflops", json_real(t.flops / b.stats.median / 1e6));
 			json_object_set_new(res, "gbs", json_real(t.bytes / b.stats.median / 1e6));
 		}
+		json_object_set_new(res, "second_baselines", json_pack("[O]", second));
 		cli_print_json(res);
 	} else {
 		json_t *c = b.config, *p = json_object_get(c, "protocol");
 		printf("task:      %s (%s, %s)\n", t.name, t.category,
 		       t.kind == PRAGMA_TASK_NATIVE ? "native C" : "KernelBench");
-		if (!strcmp(b.kind, "pytorch"))
+		if (!strcmp(b.kind, "pytorch") && !strcmp(jstr(c, "device", ""), "cuda"))
+			printf("baseline:  PyTorch %s eager on %s (CUDA %s, cuDNN %lld), CUDA events\n", jstr(c, "torch", "?"),
+			       jstr(c, "device_name", jstr(c, "arch", "the GPU")), jstr(c, "cuda", "?"),
+			       json_integer_value(json_object_get(c, "cudnn")));
+		else if (!strcmp(b.kind, "pytorch"))
 			printf("baseline:  PyTorch %s eager, %lld threads, BLAS %s, allocator %s\n",
 			       jstr(c, "torch", "?"), json_integer_value(json_object_get(c, "threads")),
 			       jstr(c, "blas", "?"), jstr(c, "allocator", "?"));
@@ -132,7 +155,17 @@ int cmd_baseline(int argc, char **argv)
 			       t.flops > 0 ? "" : "", t.bytes / b.stats.median / 1e6, t.bytes / 1048576.0);
 		if (b.stats.median > 0 && t.flops > 0)
 			printf("           %.2f GFLOP/s (%s FLOP count)\n", t.flops / b.stats.median / 1e6, t.flops_method);
+		{
+			struct pragma_buf line = PRAGMA_BUF_INIT;
+			double m = json_number_value(json_object_get(second, "median_ms"));
+			pragma_cuda_compile_baseline_text(second, 0, &line);
+			printf("second:    %s\n", line.data);
+			if (m > 0 && b.stats.median > 0)
+				printf("           torch.compile is %.2fx eager's speed here\n", b.stats.median / m);
+			pragma_buf_release(&line);
+		}
 	}
+	json_decref(second);
 	pragma_baseline_release(&b);
 	pragma_task_release(&t);
 	free(sets);

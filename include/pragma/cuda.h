@@ -417,6 +417,53 @@ int pragma_cuda_doctor(struct pragma_cuda_check *c, int cap, int with_torch);
  * {"ok", "times_ms", "config"}. */
 int pragma_cuda_torch_time(const struct pragma_task *t, const struct pragma_refset *sets, int n_sets, int warmup,
 			   int reps, int cold, json_t **out, struct pragma_err *err);
+/* The same with all options: compile = 1 times torch.compile(model)
+ * (compile_mode NULL: pragma_cuda_compile_mode()) instead of eager; the
+ * answer's config then has "baseline": "torch.compile" and "compile":
+ * {mode, backend, triton, compile_seconds (excluded from timing),
+ * graph_breaks}. PRAGMA_E_ENV "unavailable: ..." where the Python has no
+ * torch.compile (torch < 2.0) or no triton. */
+struct pragma_cuda_torch_opts {
+	const struct pragma_task *task;
+	const struct pragma_refset *sets;
+	int n_sets;
+	int warmup, reps, cold;
+	int compile;
+	const char *compile_mode;    /* default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs */
+};
+int pragma_cuda_torch_time_ex(const struct pragma_cuda_torch_opts *o, json_t **out, struct pragma_err *err);
+/* $PRAGMA_TORCH_COMPILE_MODE when it names a mode, else "default". */
+const char *pragma_cuda_compile_mode(void);
+/* Can $PRAGMA_PYTHON run torch.compile on a GPU (torch >= 2.0 and triton)?
+ * 1 yes (why: versions), 0 no (why: "unavailable: torch 1.13 has no
+ * torch.compile ..."). Needs no GPU; imports torch (a second or two). */
+int pragma_torch_compile_available(char *why, size_t len);
+/* torch.compile as a second, named baseline: kind "torch.compile", times
+ * by the eager baseline's protocol on the GPU. PRAGMA_E_ENV "unavailable:
+ * ..." when it cannot run; PRAGMA_E_INPUT for a native task. */
+struct pragma_timing_opts;
+struct pragma_baseline;
+int pragma_cuda_compile_baseline_measure(const struct pragma_task *t, const struct pragma_refset *sets, int n_sets,
+					 const struct pragma_timing_opts *o, struct pragma_baseline *b,
+					 struct pragma_err *err);
+/* For commands (baseline, eval): the torch.compile baseline on the task's
+ * first n_sets default input sets, as {"name": "torch.compile", "kind",
+ * "times_ms", "stats", "config", "median_ms", "speedup" (its median /
+ * cand_ms, when cand_ms > 0), "protocol_note"} or {"name":
+ * "torch.compile", "unavailable": why}. Never fails: unavailability is the
+ * answer. New reference. */
+json_t *pragma_cuda_compile_baseline_json(const struct pragma_task *t, int n_sets, const struct pragma_timing_opts *o,
+					  double cand_ms);
+/* The CPU side's answer: {"name": "torch.compile", "unavailable": why},
+ * e.g. "unavailable: torch 1.13 has no torch.compile (it needs torch >=
+ * 2.0)" with Debian's torch. */
+json_t *pragma_torch_compile_cpu_json(const struct pragma_task *t);
+/* One line for it: "vs PyTorch eager 3.10x, vs torch.compile 1.40x;
+ * torch.compile median 0.8 ms (mode default, backend inductor, triton
+ * 3.5, compiled in 14.2 s, not timed)" (the speedups when eager_speedup >
+ * 0 and the JSON has one), or "torch.compile: unavailable: ...". */
+void pragma_cuda_compile_baseline_text(const json_t *j, double eager_speedup, struct pragma_buf *out);
+
 /* runtime/cuda/torch_cuda_time.py: it takes the bridge's `time` command
  * line (--serve included), so a caller that drives the bridge can swap the
  * script. */
