@@ -451,7 +451,8 @@ int pragma_cuda_compile_baseline_measure(const struct pragma_task *t, const stru
  * "times_ms", "stats", "config", "median_ms", "speedup" (its median /
  * cand_ms, when cand_ms > 0), "protocol_note"} or {"name":
  * "torch.compile", "unavailable": why}. Never fails: unavailability is the
- * answer. New reference. */
+ * answer; PRAGMA_TORCH_COMPILE=0 skips it (compiling can take minutes).
+ * New reference. */
 json_t *pragma_cuda_compile_baseline_json(const struct pragma_task *t, int n_sets, const struct pragma_timing_opts *o,
 					  double cand_ms);
 /* The CPU side's answer: {"name": "torch.compile", "unavailable": why},

@@ -224,6 +224,10 @@ json_t *pragma_cuda_compile_baseline_json(const struct pragma_task *t, int n_set
 		json_object_set_new(j, "unavailable", json_string("a native C task has no PyTorch model to compile"));
 		return j;
 	}
+	if (getenv("PRAGMA_TORCH_COMPILE") && !strcmp(getenv("PRAGMA_TORCH_COMPILE"), "0")) {
+		json_object_set_new(j, "unavailable", json_string("not measured (PRAGMA_TORCH_COMPILE=0)"));
+		return j;
+	}
 	/* Say why cheaply before timing anything. */
 	if (!pragma_torch_compile_available(why, sizeof(why))) {
 		json_object_set_new(j, "unavailable", json_string(why));

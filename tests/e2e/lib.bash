@@ -5,7 +5,7 @@ set -u
 export PRAGMA_CACHE_DIR=$(mktemp -d /tmp/pragma-e2e-XXXXXX)
 export XDG_CONFIG_HOME=$(mktemp -d /tmp/pragma-e2e-cfg-XXXXXX)
 trap 'rm -rf "$PRAGMA_CACHE_DIR" "$XDG_CONFIG_HOME"' EXIT
-PY=/usr/bin/python3
+PY=${PRAGMA_TEST_PY:-/usr/bin/python3}
 fails=0
 passes=0
 

@@ -1,0 +1,22 @@
+// expect: modified_input
+// Adds correctly, then uses the first input as scratch.
+#include <pragma/kernel.h>
+
+__global__ void vadd_scratch(float *a, const float *b, float *c, long n)
+{
+	long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+	if (i < n) {
+		c[i] = a[i] + b[i];
+		a[i] = 0.f; /* "scratch" */
+	}
+}
+
+extern "C" int pk_forward(const struct pk_tensor *in, int n_in, struct pk_tensor *out, int n_out)
+{
+	long n = in[0].shape[0];
+	(void)n_in;
+	(void)n_out;
+	vadd_scratch<<<(unsigned)((n + 255) / 256), 256>>>((float *)in[0].data, (const float *)in[1].data,
+							  (float *)out[0].data, n);
+	return 0;
+}
