@@ -268,15 +268,15 @@ static void ncu_tool_dir(const char *ncu, struct pragma_buf *out)
 }
 
 /* Learn mode's lines ("pragma-cuda-harness: profiler mode lacks syscall
- * 90 (chmod)") from the harness's stderr or ncu's log, as one note. */
-static void learned_note(const char *text, struct pragma_buf *names)
+ * 90 (chmod)", "... denies open of /etc/x") from the harness's stderr or
+ * ncu's log, as one list. */
+static void learned_note(const char *text, const char *tag, struct pragma_buf *names)
 {
-	static const char tag[] = "profiler mode lacks syscall ";
 	const char *p = text;
 
 	while (p && (p = strstr(p, tag))) {
 		const char *e;
-		p += sizeof(tag) - 1;
+		p += strlen(tag);
 		e = strchr(p, '\n');
 		{
 			size_t k = e ? (size_t)(e - p) : strlen(p);
@@ -346,14 +346,21 @@ static void run_ncu(const struct pragma_cuda_profile_opts *o, struct cuda_run *r
 	}
 	pragma_read_file(log.data, &logtext, 16 << 20, NULL);
 	{
-		struct pragma_buf learned = PRAGMA_BUF_INIT;
-		learned_note(tail.data, &learned);
-		learned_note(logtext.data, &learned);
+		struct pragma_buf learned = PRAGMA_BUF_INIT, opened = PRAGMA_BUF_INIT;
+		learned_note(tail.data, "profiler mode lacks syscall ", &learned);
+		learned_note(logtext.data, "profiler mode lacks syscall ", &learned);
+		learned_note(tail.data, "profiler mode denies open of ", &opened);
+		learned_note(logtext.data, "profiler mode denies open of ", &opened);
 		if (learned.len)
 			pragma_profile_note(p, "profiler sandbox (PRAGMA_CUDA_PROFILER_LEARN): ncu's injection made "
 					       "calls the profiler mode does not allow: %s",
 					    learned.data);
+		if (opened.len)
+			pragma_profile_note(p, "profiler sandbox (PRAGMA_CUDA_PROFILER_LEARN): files opened outside what "
+					       "Landlock grants (refused): %s",
+					    opened.data);
 		pragma_buf_release(&learned);
+		pragma_buf_release(&opened);
 	}
 	if (pragma_ncu_parse(logtext.data, &r, &e) < 0) {
 		pragma_profile_unavailable(p, "ncu", "ncu's CSV could not be read: %s", e.msg);

@@ -25,7 +25,9 @@
  * PRAGMA_CUDA_PROFILER_LEARN=1 (profiler mode only, a diagnostic): calls
  * outside the list are let through and named on stderr instead of
  * trapping ("pragma-cuda-harness: profiler mode lacks syscall 90
- * (chmod)"), so one run on a new ncu or driver lists everything to add.
+ * (chmod)"), and files opened outside what Landlock grants are named too
+ * ("... denies open of /etc/foo"; Landlock still refuses them), so one run
+ * on a new ncu or driver lists everything to add.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +45,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "gpu_sandbox.h"
@@ -360,7 +363,57 @@ static struct {
 	pthread_cond_t cv;
 	int fd;                      /* the notification fd; -1 until loaded, -2 when loading failed */
 	unsigned char seen[1024];    /* syscall numbers already named */
+	struct gpu_ll_rule *rules;   /* what Landlock grants, to name the opens it will deny */
+	int n_rules, n_denied;
 } learn = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .fd = -1 };
+
+/* Is path (absolute, normalized by hand only as far as needed) beneath a
+ * rule? */
+static int granted(const char *path)
+{
+	for (int i = 0; i < learn.n_rules; i++) {
+		size_t k = strlen(learn.rules[i].path);
+		if (!strncmp(path, learn.rules[i].path, k) && (path[k] == '\0' || path[k] == '/' || k == 1))
+			return 1;
+	}
+	return 0;
+}
+
+/* An open by the confined thread (learn mode routes open/openat here too):
+ * name the file when Landlock will refuse it, so that one run lists the
+ * files ncu's injection needs as well as the calls. The path is copied with
+ * process_vm_readv: a bad pointer gives EFAULT, not a crash. */
+static void note_open(const struct seccomp_notif *req)
+{
+	char path[PATH_MAX], real[PATH_MAX + 64], line[PATH_MAX + 128];
+	struct iovec local = { path, sizeof(path) - 1 }, remote;
+	unsigned long long addr = req->data.nr == SCMP_SYS(open) ? req->data.args[0] : req->data.args[1];
+	ssize_t got;
+	int k;
+
+	remote.iov_base = (void *)(uintptr_t)addr;
+	remote.iov_len = sizeof(path) - 1;
+	got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	if (got <= 0 || learn.n_denied >= 200)
+		return;
+	path[got] = '\0';
+	path[strnlen(path, (size_t)got)] = '\0';
+	if (path[0] != '/') {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof(cwd)))
+			return;
+		snprintf(real, sizeof(real), "%s/%s", cwd, path);
+	} else {
+		snprintf(real, sizeof(real), "%s", path);
+	}
+	if (granted(real))
+		return;
+	learn.n_denied++;
+	k = snprintf(line, sizeof(line), "pragma-cuda-harness: profiler mode denies open of %s\n", real);
+	if (write(2, line, (size_t)k) < 0) {
+		/* stderr is the only channel */
+	}
+}
 
 /* Runs unconfined (started before the filter): names each new syscall the
  * confined thread makes outside the list, then lets it proceed. */
@@ -385,7 +438,9 @@ static void *learn_main(void *arg)
 				continue;
 			break;
 		}
-		if (req->data.nr >= 0 && req->data.nr < (int)sizeof(learn.seen) && !learn.seen[req->data.nr]) {
+		if (req->data.nr == SCMP_SYS(open) || req->data.nr == SCMP_SYS(openat)) {
+			note_open(req);
+		} else if (req->data.nr >= 0 && req->data.nr < (int)sizeof(learn.seen) && !learn.seen[req->data.nr]) {
 			char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, req->data.nr);
 			char line[160];
 			int k;
@@ -427,7 +482,8 @@ static int stage1(struct gpu_sandbox *sb, char *why, size_t len)
 	}
 	seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRAP);
 	for (int i = 0; allowed[i] && !rc; i++)
-		rc = rule(ctx, SCMP_ACT_ALLOW, allowed[i], 0, NULL);
+		if (!learn_mode || (strcmp(allowed[i], "openat") && strcmp(allowed[i], "open")))
+			rc = rule(ctx, SCMP_ACT_ALLOW, allowed[i], 0, NULL);
 	for (int i = 0; sb->profiler && profiler_extra[i] && !rc; i++)
 		rc = rule(ctx, SCMP_ACT_ALLOW, profiler_extra[i], 0, NULL);
 	/* Threads yes, processes no (clone3: ENOSYS, glibc falls back). */
@@ -461,6 +517,10 @@ static int stage1(struct gpu_sandbox *sb, char *why, size_t len)
 	}
 	/* The supervisor must exist before the filter so that it is not
 	 * under it; it waits for the notification descriptor. */
+	if (learn_mode) {
+		learn.rules = calloc(GPU_LL_RULES_MAX, sizeof(*learn.rules));
+		learn.n_rules = learn.rules ? gpu_sandbox_rules(sb, learn.rules, GPU_LL_RULES_MAX) : 0;
+	}
 	if (learn_mode && pthread_create(&learn.thread, NULL, learn_main, NULL) != 0) {
 		snprintf(why, len, "learn mode: cannot start the supervisor thread");
 		seccomp_release(ctx);
