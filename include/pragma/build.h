@@ -39,6 +39,13 @@ int pragma_build_cached(const char *src_path, const struct pragma_build_opts *o,
 int pragma_build_cached_log(const char *src_path, const struct pragma_build_opts *o, struct pragma_buf *so_path,
 			    struct pragma_buf *log, struct pragma_err *err);
 
+/* The compiler's installation, for the compile jail to grant read and
+ * execute on: its real path (found in PATH, symlinks resolved), two levels
+ * up (/opt/conda/bin/gcc -> /opt/conda). Left empty when that is inside
+ * /usr, which the jail grants anyway, or when the compiler cannot be found
+ * (the jail then fails to run it, and says so). */
+void pragma_compiler_install(const char *cc, struct pragma_buf *out);
+
 /* "gcc 12.2.0" */
 const char *pragma_compiler_version(const char *compiler);
 

@@ -72,12 +72,7 @@ static void jail_release(struct jail *j)
 	pragma_buf_release(&j->install);
 }
 
-/* The compiler's installation, for the jail to grant: its real path (found
- * in PATH, symlinks resolved), two levels up (/opt/conda/bin/gcc ->
- * /opt/conda). Left empty when that is inside /usr, which the jail grants
- * anyway, or when the compiler cannot be found (the jail then fails to run
- * it, and says so). */
-static void compiler_install(const char *cc, struct pragma_buf *out)
+void pragma_compiler_install(const char *cc, struct pragma_buf *out)
 {
 	struct pragma_buf found = PRAGMA_BUF_INIT;
 	char *real = NULL, *slash;
@@ -151,7 +146,7 @@ int pragma_build_so(const char *src_path, const char *out_so, const struct pragm
 		argv[n++] = j.dir.data;
 		argv[n++] = "--ro";
 		argv[n++] = j.include.data;
-		compiler_install(cc, &j.install);
+		pragma_compiler_install(cc, &j.install);
 		if (j.install.len) {
 			argv[n++] = "--rx";
 			argv[n++] = j.install.data;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cuda/cuda_int.h"
+#include "pragma/build.h"
 #include "pragma/cuda.h"
 #include "pragma/fs.h"
 #include "pragma/hash.h"
@@ -165,6 +166,7 @@ int pragma_cuda_build_so(const char *src, const char *out_so, const struct pragm
 	struct pragma_buf arch = PRAGMA_BUF_INIT, harness = PRAGMA_BUF_INIT, tmpenv = PRAGMA_BUF_INIT;
 	struct pragma_buf jdir = PRAGMA_BUF_INIT, jsrc = PRAGMA_BUF_INIT, jout = PRAGMA_BUF_INIT;
 	struct pragma_buf map = PRAGMA_BUF_INIT, vscript = PRAGMA_BUF_INIT;
+	struct pragma_buf host_cc = PRAGMA_BUF_INIT, host_cxx = PRAGMA_BUF_INIT;
 	struct pragma_child c = PRAGMA_CHILD_INIT;
 	struct pragma_rlimits lim = { 0 };
 	const char *argv[128];
@@ -200,6 +202,18 @@ int pragma_cuda_build_so(const char *src, const char *out_so, const struct pragm
 		if (install[0] && strcmp(install, tk.root)) {
 			argv[n++] = "--rx";
 			argv[n++] = install;
+		}
+		/* and the host compiler nvcc runs (gcc for compiling, g++ for
+		 * linking), when it lives outside /usr */
+		pragma_compiler_install("gcc", &host_cc);
+		pragma_compiler_install("g++", &host_cxx);
+		if (host_cc.len) {
+			argv[n++] = "--rx";
+			argv[n++] = host_cc.data;
+		}
+		if (host_cxx.len && (!host_cc.len || strcmp(host_cxx.data, host_cc.data))) {
+			argv[n++] = "--rx";
+			argv[n++] = host_cxx.data;
 		}
 		argv[n++] = "--";
 		env[0] = tmpenv.data;
@@ -282,6 +296,8 @@ out:
 	pragma_buf_release(&jout);
 	pragma_buf_release(&map);
 	pragma_buf_release(&vscript);
+	pragma_buf_release(&host_cc);
+	pragma_buf_release(&host_cxx);
 	return ret;
 }
 
