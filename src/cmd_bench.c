@@ -1,25 +1,22 @@
 /*
- * pragma bench: `pragma optimize` over every task of a suite, as child
- * processes (a crash in one task costs that task, not the suite), up to J at
- * once. The children share one machine-wide lock: held exclusively around
- * every verification, timing and profile, shared around compilations
- * (lib/agents/eval.c), so model calls and builds run concurrently — never
- * two measurements, nor a build and a measurement.
+ * pragma bench: `pragma optimize` over every task of a suite — the CLI over
+ * lib/suite (pragma/suite.h), which runs the elements through an executor:
+ * child processes on this machine (local, the default) or one Slurm job
+ * array (--executor slurm). This file parses flags, prints progress and
+ * the paper's Table I.
  *
  * Resumable as a whole: the suite run and each task's run are in the store;
  * `--resume` skips finished tasks, resumes interrupted ones and starts the
  * rest.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -29,13 +26,14 @@
 #include "pragma/buf.h"
 #include "pragma/fs.h"
 #include "pragma/store.h"
+#include "pragma/suite.h"
 #include "pragma/task.h"
 
 static const char usage[] =
 	"usage: pragma bench SUITE|TASK... [--llm SPEC] [--mode pragma|n-pragma|single] [--attempts N]\n"
 	"                    [--jobs J] [--repeat R] [--backend cpu|cuda] [--set NAME=VALUE]...\n"
-	"                    [--db FILE] [--json]\n"
-	"       pragma bench --resume SUITE_RUN [--jobs J] [--db FILE] [--json]\n"
+	"                    [--executor local|slurm] [SLURM OPTIONS] [--db FILE] [--json]\n"
+	"       pragma bench --resume SUITE_RUN [--jobs J] [SLURM OPTIONS] [--db FILE] [--json]\n"
 	"       pragma bench --show SUITE_RUN [--db FILE] [--json]\n"
 	"       pragma bench --compare SUITE_RUN SUITE_RUN... [--db FILE] [--json]\n"
 	"       pragma bench --list [--db FILE] [--json]\n"
@@ -51,7 +49,7 @@ static const char usage[] =
 	"                  compilations overlap; verification, timing and profiling take\n"
 	"                  turns under one machine-wide lock that also holds back\n"
 	"                  compilations, so no measurement shares the CPU with other\n"
-	"                  work of pragma\n"
+	"                  work of pragma. With --executor slurm: --max-jobs, if that is not given\n"
 	"  --repeat R      R independent trajectories per task (default 1): every metric\n"
 	"                  is then shown with its spread across trajectories\n"
 	"  --resume ID     continue a suite run that was stopped: finished tasks are kept,\n"
@@ -62,17 +60,72 @@ static const char usage[] =
 	"  --list          the suite runs in the store\n"
 	"  --set NAME=V    applied to every task that defines NAME (a constant of a KernelBench\n"
 	"                  file, a size of a native task); an error when no task does\n"
-	"  other flags     as for `pragma optimize` (passed to every task)\n";
+	"  --executor E    local: child processes on this machine (default); slurm: one Slurm\n"
+	"                  job array, an element per task x trajectory (docs/cluster.md)\n"
+	"  other flags     as for `pragma optimize` (passed to every task)\n"
+	"\n"
+	"Slurm options (--executor slurm; given with --resume they replace the stored ones):\n"
+	"  --partition P   the partition to run in          --account A   the account to charge\n"
+	"  --time T        each element's time limit (MINUTES, HH:MM:SS, D-HH:MM); a job that\n"
+	"                  hits it is resubmitted and resumes from its shard\n"
+	"  --gres G        generic resources per element (CUDA tasks: gpu:1 unless given; none: no GRES)\n"
+	"  --max-jobs N    elements running at once (the array's %N throttle)\n"
+	"  --sbatch-arg A  one more sbatch argument (repeatable), e.g. --sbatch-arg=--exclusive\n"
+	"  --shared-dir D  where the run directory goes: D/suites/<suite run>/ with the batch script,\n"
+	"                  logs, store shards and artifacts; must be visible at the same path on\n"
+	"                  the nodes (default: the store's folder)\n"
+	"\n"
+	"Exit codes: 0 every task ran, 1 some task run failed (the table counts it; --resume\n"
+	"runs it again), 2 usage, 3 environment (Slurm unreachable, ...), 130 interrupted.\n";
 
 struct flags {
-	const char *llm, *mode, *db, *resume, *show, *backend;
-	int attempts, jobs, repeat, list, compare;
+	const char *llm, *mode, *db, *resume, *show, *backend, *executor;
+	int attempts, jobs, repeat, list, compare, element;
+	const char *partition, *account, *time, *gres, *shared_dir;
+	const char *sbatch_args[64];
+	int n_sbatch_args, max_jobs, slurm_given;
+	const char *element_arg;
 };
 
 static int extra(int argc, char **argv, int i, void *ctx)
 {
 	struct flags *f = ctx;
+	static const struct {
+		const char *flag;
+		size_t off;
+	} slurm_str[] = {
+		{ "--partition", offsetof(struct flags, partition) },
+		{ "--account", offsetof(struct flags, account) },
+		{ "--time", offsetof(struct flags, time) },
+		{ "--gres", offsetof(struct flags, gres) },
+		{ "--shared-dir", offsetof(struct flags, shared_dir) },
+	};
 
+	for (size_t k = 0; k < sizeof(slurm_str) / sizeof(slurm_str[0]); k++)
+		if (!strcmp(argv[i], slurm_str[k].flag)) {
+			f->slurm_given = 1;
+			return cli_str_arg(argc, argv, i, (const char **)((char *)f + slurm_str[k].off));
+		}
+	if (!strcmp(argv[i], "--sbatch-arg") || !strncmp(argv[i], "--sbatch-arg=", 13)) {
+		const char *v = argv[i][12] == '=' ? argv[i] + 13 : i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v)
+			return cli_usage_error("--sbatch-arg needs a value (e.g. --sbatch-arg=--exclusive)"), -1;
+		if (f->n_sbatch_args == 64)
+			return cli_usage_error("too many --sbatch-arg"), -1;
+		f->sbatch_args[f->n_sbatch_args++] = v;
+		f->slurm_given = 1;
+		return argv[i][12] == '=' ? 1 : 2;
+	}
+	if (!strcmp(argv[i], "--max-jobs")) {
+		f->slurm_given = 1;
+		return cli_int_arg(argc, argv, i, &f->max_jobs);
+	}
+	if (!strcmp(argv[i], "--executor"))
+		return cli_str_arg(argc, argv, i, &f->executor);
+	if (!strcmp(argv[i], "--element")) {
+		f->element = 1;
+		return cli_str_arg(argc, argv, i, &f->element_arg);
+	}
 	if (!strcmp(argv[i], "--llm"))
 		return cli_str_arg(argc, argv, i, &f->llm);
 	if (!strcmp(argv[i], "--mode"))
@@ -100,95 +153,6 @@ static int extra(int argc, char **argv, int i, void *ctx)
 		return 1;
 	}
 	return 0;
-}
-
-/* ------------------------------------------------------------ the tasks */
-
-static int is_dir(const char *p)
-{
-	struct stat st;
-
-	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int add_task(json_t *tasks, const char *arg, struct pragma_err *err)
-{
-	struct pragma_task_brief b;
-	char *path = NULL;
-
-	if (pragma_task_resolve(arg, &path, err) < 0)
-		return -1;
-	int r = pragma_task_brief(path, &b, err);
-	free(path);
-	if (r < 0)
-		return -1;
-	json_array_append_new(tasks, json_pack("{s:s, s:s, s:s, s:s}", "path", b.path, "name", b.name, "category",
-					       b.category, "kind", b.kind));
-	return 0;
-}
-
-/* SUITE (a directory or a built-in suite name) or TASKs → [{path, name,
- * category, kind}], and the suite's name for the record. */
-static json_t *suite_tasks(const char *const *args, int n, struct pragma_buf *name, struct pragma_err *err)
-{
-	json_t *tasks = json_array();
-	struct pragma_buf dir = PRAGMA_BUF_INIT, rel = PRAGMA_BUF_INIT;
-
-	if (n == 1 && !strchr(args[0], ',')) {
-		pragma_buf_addf(&rel, "%s/task.json", args[0]);
-		int is_task = pragma_path_exists(rel.data);
-		pragma_buf_reset(&rel);
-		if (is_task) {
-			/* a native task's folder, not a suite */
-		} else if (is_dir(args[0])) {
-			pragma_buf_adds(&dir, args[0]);
-		} else if (!strchr(args[0], '/')) {
-			pragma_buf_addf(&rel, "tasks/%s", args[0]);
-			if (pragma_data_path(rel.data, &dir, NULL) < 0 || !is_dir(dir.data))
-				pragma_buf_reset(&dir);
-		}
-	}
-	if (dir.len) {
-		struct pragma_task_brief *b = NULL;
-		int nb = 0;
-		if (pragma_task_scan(dir.data, &b, &nb, err) < 0)
-			goto fail;
-		for (int i = 0; i < nb; i++)
-			json_array_append_new(tasks, json_pack("{s:s, s:s, s:s, s:s}", "path", b[i].path, "name",
-							       b[i].name, "category", b[i].category, "kind", b[i].kind));
-		free(b);
-		if (!nb) {
-			pragma_err_set(err, PRAGMA_E_INPUT, "no tasks in %s", dir.data);
-			goto fail;
-		}
-		pragma_buf_adds(name, args[0]);
-	} else {
-		for (int i = 0; i < n; i++) {
-			char *list = strdup(args[i]), *save = NULL;
-			for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				if (!*t)
-					continue;
-				if (add_task(tasks, t, err) < 0) {
-					free(list);
-					goto fail;
-				}
-				pragma_buf_addf(name, "%s%s", name->len ? "," : "", t);
-			}
-			free(list);
-		}
-		if (!json_array_size(tasks)) {
-			pragma_err_set(err, PRAGMA_E_INPUT, "no tasks given");
-			goto fail;
-		}
-	}
-	pragma_buf_release(&dir);
-	pragma_buf_release(&rel);
-	return tasks;
-fail:
-	pragma_buf_release(&dir);
-	pragma_buf_release(&rel);
-	json_decref(tasks);
-	return NULL;
 }
 
 /* ----------------------------------------------------------- the results */
@@ -571,11 +535,8 @@ static int list_suites(const char *db, int json)
 
 /* ------------------------------------------------------------ the runner */
 
-struct job {
-	pid_t pid;
-	int task, traj;
-	time_t started;
-};
+
+/* ------------------------------------------------------------ the runner */
 
 static volatile sig_atomic_t interrupted;
 
@@ -585,328 +546,91 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
-/* The run of (task, trajectory) in the suite, if the store has one. */
-static json_t *find_run(struct pragma_store *s, const char *suite_id, const char *path, int traj)
+static void on_event(void *ctx, const struct pragma_suite_event *ev)
 {
-	struct pragma_err e = PRAGMA_ERR_INIT;
-	json_t *l = pragma_store_runs(s, suite_id, 0, &e), *x, *found = NULL;
-	size_t i;
-
-	json_array_foreach(l, i, x) {
-		json_t *r = pragma_store_run_get(s, json_string_value(json_object_get(x, "id")), &e);
-		if (r && !strcmp(json_string_value(json_object_get(r, "task_path")) ?: "", path) &&
-		    json_integer_value(json_object_get(json_object_get(r, "config"), "trajectory")) == traj) {
-			found = r;
-			break;
-		}
-		json_decref(r);
+	(void)ctx;
+	if (!ev->el) {
+		fprintf(stderr, "bench: %s\n", ev->what);
+		return;
 	}
-	json_decref(l);
-	return found;
-}
-
-/* Does the task define NAME (a module-level constant of a KernelBench file,
- * a size of a native task)? A suite's --set applies to the tasks that do. */
-static int task_defines(const char *path, const char *name)
-{
-	struct pragma_buf p = PRAGMA_BUF_INIT, text = PRAGMA_BUF_INIT;
-	struct pragma_err e = PRAGMA_ERR_INIT;
-	int found = 0;
-
-	if (is_dir(path)) {
-		pragma_buf_addf(&p, "%s/task.json", path);
-		json_t *t = json_load_file(p.data, 0, NULL);
-		found = json_object_get(json_object_get(t, "sizes"), name) != NULL;
-		json_decref(t);
-	} else if (pragma_read_file(path, &text, 1 << 22, &e) == 0) {
-		size_t n = strlen(name);
-		for (const char *l = text.data; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-			if (strncmp(l, name, n))
-				continue;
-			const char *q = l + n;
-			while (*q == ' ' || *q == '\t')
-				q++;
-			if (*q == '=' && q[1] != '=') {
-				found = 1;
-				break;
-			}
-		}
-	}
-	pragma_buf_release(&p);
-	pragma_buf_release(&text);
-	return found;
-}
-
-static pid_t spawn(const char *self, json_t *suite, json_t *task, int traj, const char *resume_run, const char *db,
-		   const char *dir)
-{
-	json_t *cfg = json_object_get(suite, "config");
-	const char *argv[96];
-	char att[16], tr[16], logp[PATH_MAX], outp[PATH_MAX];
-	int n = 0;
-	size_t i;
-	json_t *x;
-
-	argv[n++] = self;
-	argv[n++] = "optimize";
-	if (resume_run) {
-		argv[n++] = "--resume";
-		argv[n++] = resume_run;
+	if (ev->el->state == PRAGMA_SUITE_DONE || ev->el->state == PRAGMA_SUITE_FAILED) {
+		char el[32];
+		fmt_secs(el, sizeof(el), ev->seconds);
+		fprintf(stderr, "[%d/%d] %s (trajectory %d): %s, %s\n", ev->finished, ev->total, ev->el->name,
+			ev->el->traj + 1, ev->what, el);
 	} else {
-		argv[n++] = json_string_value(json_object_get(task, "path"));
-		argv[n++] = "--mode";
-		argv[n++] = json_string_value(json_object_get(suite, "mode"));
-		snprintf(att, sizeof(att), "%lld", (long long)json_integer_value(json_object_get(cfg, "attempts")));
-		argv[n++] = "--attempts";
-		argv[n++] = att;
-		argv[n++] = "--suite-run";
-		argv[n++] = json_string_value(json_object_get(suite, "id"));
-		snprintf(tr, sizeof(tr), "%d", traj);
-		argv[n++] = "--trajectory";
-		argv[n++] = tr;
-		if (json_is_string(json_object_get(cfg, "llm_spec"))) {
-			argv[n++] = "--llm";
-			argv[n++] = json_string_value(json_object_get(cfg, "llm_spec"));
-		}
-		if (json_is_string(json_object_get(cfg, "backend"))) {
-			argv[n++] = "--backend";
-			argv[n++] = json_string_value(json_object_get(cfg, "backend"));
-		}
-		json_array_foreach(json_object_get(cfg, "overrides"), i, x) {
-			char nm[128];
-			const char *ov = json_string_value(x);
-			snprintf(nm, sizeof(nm), "%.*s", (int)strcspn(ov, "="), ov);
-			if (!task_defines(json_string_value(json_object_get(task, "path")), nm))
-				continue;
-			if (n > 88)
-				break;
-			argv[n++] = "--set";
-			argv[n++] = json_string_value(x);
-		}
+		fprintf(stderr, "[%d/%d] %s (trajectory %d): %s\n", ev->finished, ev->total, ev->el->name,
+			ev->el->traj + 1, ev->what);
 	}
-	argv[n++] = "--db";
-	argv[n++] = db;
-	argv[n++] = "--json";
-	argv[n] = NULL;
-	snprintf(logp, sizeof(logp), "%s/%s-t%d.log", dir, json_string_value(json_object_get(task, "name")), traj + 1);
-	snprintf(outp, sizeof(outp), "%s/%s-t%d.json", dir, json_string_value(json_object_get(task, "name")), traj + 1);
-
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	if (pid != 0)
-		return pid;
-	int lo = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	int oo = open(outp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	int ni = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (lo < 0 || oo < 0 || ni < 0 || dup2(ni, 0) < 0 || dup2(oo, 1) < 0 || dup2(lo, 2) < 0)
-		_exit(127);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	execv(self, (char *const *)argv);
-	_exit(127);
 }
 
-static int run_suite(const char *db, const char *suite_id, int jobs, int json)
+static int run_suite(const char *db, const char *suite_id, int jobs, const struct pragma_slurm_opts *slurm, int json)
 {
-	struct pragma_store *s;
+	struct pragma_suite_run_opts o = { 0 };
+	struct pragma_suite_result res;
 	struct pragma_err err = PRAGMA_ERR_INIT;
-	struct pragma_buf dir = PRAGMA_BUF_INIT;
 	char self[PATH_MAX];
-	json_t *suite, *tasks, *cfg, *bconf = NULL, *changed;
-	struct job *running;
-	int n_tasks, repeat, total, next = 0, active = 0, done_before = 0, failed = 0, rc = 0;
-	double t_start;
-	struct timespec ts;
 
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (sl <= 0)
 		return cli_usage_error("cannot find the pragma binary (/proc/self/exe)");
 	self[sl] = '\0';
-	if (pragma_store_open(&s, db, &err) < 0)
-		return json ? cli_error_json(&err) : cli_error(&err);
-	if (!(suite = pragma_store_suite_get(s, suite_id, &err))) {
-		pragma_store_close(s);
-		return json ? cli_error_json(&err) : cli_error(&err);
-	}
-	cfg = json_object_get(suite, "config");
-	tasks = json_object_get(cfg, "tasks");
-	n_tasks = (int)json_array_size(tasks);
-	repeat = (int)json_integer_value(json_object_get(cfg, "repeat"));
-	if (repeat < 1)
-		repeat = 1;
-	total = n_tasks * repeat;
-	bconf = json_incref(json_object_get(suite, "baseline_config"));
-	if (json_is_null(bconf)) {
-		json_decref(bconf);
-		bconf = NULL;
-	}
-	changed = json_deep_copy(json_object_get(json_object_get(suite, "summary"), "baseline_config_changed"));
-	if (!json_is_array(changed)) {
-		json_decref(changed);
-		changed = json_array();
-	}
-	{
-		const char *slash = strrchr(db, '/');
-		if (slash)
-			pragma_buf_addf(&dir, "%.*s/suites/%s", (int)(slash - db), db, json_string_value(json_object_get(suite, "id")));
-		else
-			pragma_buf_addf(&dir, "suites/%s", json_string_value(json_object_get(suite, "id")));
-	}
-	if (pragma_mkdir_p(dir.data, 0755, &err) < 0) {
-		rc = cli_error(&err);
-		goto out;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t_start = ts.tv_sec + ts.tv_nsec / 1e9;
-	json_t *st = json_pack("{s:s}", "status", "running");
-	pragma_store_suite_update(s, json_string_value(json_object_get(suite, "id")), st, &err);
-	json_decref(st);
-
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	running = calloc((size_t)jobs, sizeof(*running));
-	fprintf(stderr, "bench %s: %d tasks x %d trajector%s, %d at a time; logs in %s\n",
-		json_string_value(json_object_get(suite, "id")), n_tasks, repeat, repeat > 1 ? "ies" : "y", jobs, dir.data);
-	int finished = 0;
-	while ((next < total || active) && !interrupted) {
-		/* Start what fits. */
-		while (active < jobs && next < total && !interrupted) {
-			int ti = next % n_tasks, tj = next / n_tasks;
-			json_t *task = json_array_get(tasks, (size_t)ti);
-			json_t *r = find_run(s, json_string_value(json_object_get(suite, "id")),
-					     json_string_value(json_object_get(task, "path")), tj);
-			const char *rst = r ? json_string_value(json_object_get(r, "status")) : NULL;
-			next++;
-			if (rst && (!strcmp(rst, "done") || !strcmp(rst, "stopped"))) {
-				done_before++;
-				finished++;
-				json_decref(r);
-				continue;
-			}
-			char rid[64] = "";
-			if (r)
-				snprintf(rid, sizeof(rid), "%s", json_string_value(json_object_get(r, "id")));
-			json_decref(r);
-			pid_t pid = spawn(self, suite, task, tj, r ? rid : NULL, db, dir.data);
-			if (pid < 0) {
-				fprintf(stderr, "bench: cannot start a task: %s\n", strerror(errno));
-				failed++;
-				finished++;
-				continue;
-			}
-			for (int k = 0; k < jobs; k++)
-				if (!running[k].pid) {
-					running[k] = (struct job){ pid, ti, tj, time(NULL) };
-					break;
-				}
-			active++;
-			fprintf(stderr, "[%d/%d] %s %s (trajectory %d)\n", finished, total, rid[0] ? "resuming" : "started",
-				json_string_value(json_object_get(task, "name")), tj + 1);
-		}
-		if (!active)
-			break;
-		int status;
-		pid_t pid = waitpid(-1, &status, 0);
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		for (int k = 0; k < jobs; k++) {
-			if (running[k].pid != pid)
-				continue;
-			json_t *task = json_array_get(tasks, (size_t)running[k].task);
-			json_t *r = find_run(s, json_string_value(json_object_get(suite, "id")),
-					     json_string_value(json_object_get(task, "path")), running[k].traj);
-			char what[200];
-			finished++;
-			active--;
-			if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && r) {
-				json_t *o = pragma_bench_outcome(r);
-				if (json_is_true(json_object_get(o, "correct")))
-					snprintf(what, sizeof(what), "%.2fx (best: attempt %lld)",
-						 json_number_value(json_object_get(o, "speedup")),
-						 (long long)json_integer_value(json_object_get(o, "best_attempt")));
-				else
-					snprintf(what, sizeof(what), "no verified kernel");
-				json_decref(o);
-				/* The baseline's configuration must not change within a suite. */
-				/* Kept per baseline kind: PyTorch's and the C reference's
-				 * configurations are different things. */
-				json_t *bc = json_object_get(json_object_get(r, "baseline"), "config");
-				const char *bk = json_string_value(json_object_get(json_object_get(r, "baseline"), "kind")) ?: "?";
-				if (!bconf)
-					bconf = json_object();
-				json_t *prev_bc = json_object_get(bconf, bk);
-				if (!prev_bc && bc) {
-					json_object_set(bconf, bk, bc);
-					json_t *f = json_pack("{s:O}", "baseline_config", bconf);
-					pragma_store_suite_update(s, json_string_value(json_object_get(suite, "id")), f, &err);
-					json_decref(f);
-				} else if (bc && !json_equal(bc, prev_bc)) {
-					json_array_append_new(changed, json_string(json_string_value(json_object_get(task, "name"))));
-					fprintf(stderr, "bench: WARNING: %s's baseline ran with another configuration\n",
-						json_string_value(json_object_get(task, "name")));
-				}
-			} else {
-				failed++;
-				if (WIFEXITED(status))
-					snprintf(what, sizeof(what), "FAILED: exit %d (see %s/%s-t%d.log)", WEXITSTATUS(status),
-						 dir.data, json_string_value(json_object_get(task, "name")), running[k].traj + 1);
-				else
-					snprintf(what, sizeof(what), "FAILED: killed by signal %d", WTERMSIG(status));
-			}
-			char el[32];
-			fmt_secs(el, sizeof(el), (double)(time(NULL) - running[k].started));
-			fprintf(stderr, "[%d/%d] %s (trajectory %d): %s, %s\n", finished, total,
-				json_string_value(json_object_get(task, "name")), running[k].traj + 1, what, el);
-			json_decref(r);
-			running[k].pid = 0;
-			break;
-		}
+	o.db = db;
+	o.suite_id = suite_id;
+	o.self = self;
+	o.jobs = jobs;
+	o.slurm = slurm;
+	o.stop = &interrupted;
+	o.event = on_event;
+	if (pragma_suite_run(&o, &res, &err) < 0)
+		return json ? cli_error_json(&err) : cli_error(&err);
+	if (res.interrupted) {
+		fprintf(stderr, "bench: interrupted; the tasks in flight were stopped (resume with: pragma bench --resume %s%s%s)\n",
+			suite_id, strcmp(db, cli_default_db()) ? " --db " : "", strcmp(db, cli_default_db()) ? db : "");
+		return 130;
 	}
-	if (interrupted) {
-		fprintf(stderr, "bench: interrupted; stopping the tasks in flight (resume with: pragma bench --resume %s)\n",
-			json_string_value(json_object_get(suite, "id")));
-		for (int k = 0; k < jobs; k++)
-			if (running[k].pid)
-				kill(running[k].pid, SIGTERM);
-		while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
-			;
-	}
-	free(running);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	double wall = ts.tv_sec + ts.tv_nsec / 1e9 - t_start;
-	json_t *prev = json_object_get(suite, "timing");
-	json_t *f = json_pack("{s:s, s:{s:f, s:i}, s:{s:O, s:i}}", "status",
-			      interrupted ? "interrupted" : failed ? "done_with_failures" : "done", "timing", "wall",
-			      wall + (json_is_object(prev) ? json_number_value(json_object_get(prev, "wall")) : 0), "jobs",
-			      jobs, "summary", "baseline_config_changed", changed, "failed_tasks", failed);
-	pragma_store_suite_update(s, json_string_value(json_object_get(suite, "id")), f, &err);
-	json_decref(f);
-	if (interrupted)
-		rc = 130;
-out:
-	{
-		char id[64];
-		snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(suite, "id")));
-		json_decref(suite);
-		json_decref(bconf);
-		json_decref(changed);
-		pragma_buf_release(&dir);
-		pragma_store_close(s);
-		if (rc)
-			return rc;
-		rc = show(db, id, json);
+	int rc = show(db, suite_id, json);
+	if (rc == 0 && res.failed) {
+		fprintf(stderr, "bench: %d of %d task run%s failed (above: how, and the log); `pragma bench --resume %s%s%s` "
+				"runs %s again\n",
+			res.failed, res.total, res.total > 1 ? "s" : "", suite_id, strcmp(db, cli_default_db()) ? " --db " : "",
+			strcmp(db, cli_default_db()) ? db : "", res.failed > 1 ? "them" : "it");
+		rc = 1;
 	}
 	return rc;
 }
 
+/* On a Slurm node: one element of the array — `pragma optimize` with its
+ * shard (resumed when the shard holds its run). */
+static int run_element(const char *index, const char *spec)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	char **argv = NULL, *about = NULL, *end;
+	long k = strtol(index ? index : "", &end, 10);
+
+	if (!index || !*index || *end || k < 0)
+		return cli_usage_error("--element needs the array index (SLURM_ARRAY_TASK_ID is '%s')", index ? index : "");
+	if (!spec)
+		return cli_usage_error("--element N needs the run directory's suite.json");
+	if (pragma_suite_element_argv(spec, (int)k, &argv, &about, &err) < 0)
+		return cli_error(&err);
+	fprintf(stderr, "%s\n", about);
+	free(about);
+	if (!argv)
+		return 0;
+	fflush(stderr);
+	execv(argv[0], argv);
+	fprintf(stderr, "pragma: cannot run %s: %s\n", argv[0], strerror(errno));
+	pragma_suite_argv_free(argv);
+	return 3;
+}
+
 int cmd_bench(int argc, char **argv)
 {
-	struct flags f = { .jobs = 1, .repeat = 1 };
+	struct flags f = { .jobs = 0, .repeat = 1 };
 	struct pragma_err err = PRAGMA_ERR_INIT;
 	struct cli_opts c;
 	const char *db;
@@ -918,6 +642,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	if ((rc = cli_parse(argc, argv, &c, extra, &f)))
 		return rc;
+	if (f.element)
+		return run_element(f.element_arg, c.n_positional ? c.positional[0] : NULL);
 	db = f.db ? f.db : cli_default_db();
 	if (f.list)
 		return list_suites(db, c.json);
@@ -925,10 +651,34 @@ int cmd_bench(int argc, char **argv)
 		return compare(db, c.positional, c.n_positional, c.json);
 	if (f.show)
 		return show(db, f.show, c.json);
+	int jobs_given = f.jobs > 0;
+	if (!jobs_given)
+		f.jobs = 1;
 	if (f.jobs < 1 || f.jobs > 64)
 		return cli_usage_error("--jobs must be 1..64");
-	if (f.resume)
-		return run_suite(db, f.resume, f.jobs, c.json);
+	if (f.executor && strcmp(f.executor, "local") && strcmp(f.executor, "slurm"))
+		return cli_usage_error("--executor must be local or slurm");
+	int slurm = f.executor && !strcmp(f.executor, "slurm");
+	if (f.slurm_given && !slurm && !f.resume)
+		return cli_usage_error("--partition, --account, --time, --gres, --max-jobs, --sbatch-arg and --shared-dir "
+				       "go with --executor slurm");
+	struct pragma_slurm_opts so = { .partition = f.partition, .account = f.account, .time = f.time, .gres = f.gres,
+					.max_jobs = f.max_jobs, .sbatch_args = f.sbatch_args,
+					.n_sbatch_args = f.n_sbatch_args, .shared_dir = f.shared_dir };
+	char shared_abs[PATH_MAX];
+	if (f.shared_dir) {
+		if (pragma_mkdir_p(f.shared_dir, 0755, &err) < 0)
+			return cli_error(&err);
+		if (realpath(f.shared_dir, shared_abs))
+			so.shared_dir = shared_abs;
+	}
+	if (f.resume) {
+		if (f.executor)
+			return cli_usage_error("--resume uses the executor the suite run was started with");
+		if (jobs_given && !so.max_jobs)
+			so.max_jobs = f.jobs;
+		return run_suite(db, f.resume, f.jobs, f.slurm_given ? &so : NULL, c.json);
+	}
 	if (!c.n_positional)
 		return cli_usage_error("bench needs a SUITE or TASKs (or --resume/--show/--compare/--list)\n%s", usage);
 	if (f.repeat < 1 || f.repeat > 100)
@@ -937,12 +687,10 @@ int cmd_bench(int argc, char **argv)
 	enum pragma_mode mode = PRAGMA_MODE_PRAGMA;
 	if (f.mode && pragma_mode_parse(f.mode, &mode) < 0)
 		return cli_usage_error("--mode must be pragma, n-pragma or single");
-	struct pragma_buf name = PRAGMA_BUF_INIT;
-	json_t *tasks = suite_tasks(c.positional, c.n_positional, &name, &err);
-	if (!tasks) {
-		pragma_buf_release(&name);
+	char *name = NULL;
+	json_t *tasks = pragma_suite_tasks(c.positional, c.n_positional, &name, &err);
+	if (!tasks)
 		return c.json ? cli_error_json(&err) : cli_error(&err);
-	}
 	for (int i = 0; i < c.n_sets; i++) {
 		char nm[128];
 		int any = 0;
@@ -950,29 +698,41 @@ int cmd_bench(int argc, char **argv)
 		json_t *t;
 		snprintf(nm, sizeof(nm), "%.*s", (int)strcspn(c.sets[i], "="), c.sets[i]);
 		json_array_foreach(tasks, k, t)
-			any |= task_defines(json_string_value(json_object_get(t, "path")), nm);
+			any |= pragma_suite_task_defines(json_string_value(json_object_get(t, "path")), nm);
 		if (!any) {
 			json_decref(tasks);
-			pragma_buf_release(&name);
+			free(name);
 			return cli_usage_error("--set %s: no task of the suite defines %s", c.sets[i], nm);
+		}
+	}
+	/* Slurm reachable before anything is written: no suite run is left
+	 * behind by a submission that could never happen. */
+	if (slurm) {
+		if (jobs_given && !so.max_jobs)
+			so.max_jobs = f.jobs;
+		if (pragma_slurm_check(&err) < 0) {
+			json_decref(tasks);
+			free(name);
+			return c.json ? cli_error_json(&err) : cli_error(&err);
 		}
 	}
 	const char *spec = f.llm ? f.llm : getenv("PRAGMA_LLM");
 	json_t *ov = json_array();
 	for (int i = 0; i < c.n_sets; i++)
 		json_array_append_new(ov, json_string(c.sets[i]));
-	json_t *cfg = json_pack("{s:o, s:i, s:i, s:i, s:o}", "tasks", tasks, "attempts", f.attempts > 0 ? f.attempts : 15,
-				"repeat", f.repeat, "jobs", f.jobs, "overrides", ov);
+	json_t *cfg = json_pack("{s:o, s:i, s:i, s:i, s:o, s:o}", "tasks", tasks, "attempts", f.attempts > 0 ? f.attempts : 15,
+				"repeat", f.repeat, "jobs", f.jobs, "overrides", ov, "executor",
+				pragma_suite_executor_config(slurm ? "slurm" : "local", slurm ? &so : NULL));
 	if (spec && *spec)
 		json_object_set_new(cfg, "llm_spec", json_string(spec));
 	if (f.backend)
 		json_object_set_new(cfg, "backend", json_string(f.backend));
 	char id[48];
 	pragma_store_new_suite_id(id);
-	json_t *fields = json_pack("{s:s, s:s, s:s, s:s, s:o}", "suite_path", name.data, "mode", pragma_mode_name(mode),
+	json_t *fields = json_pack("{s:s, s:s, s:s, s:s, s:o}", "suite_path", name, "mode", pragma_mode_name(mode),
 				   "llm", spec && *spec ? spec : "(replay of a recording, or none)", "status", "created",
 				   "config", cfg);
-	pragma_buf_release(&name);
+	free(name);
 	struct pragma_store *s;
 	if (pragma_store_open(&s, db, &err) < 0 || pragma_store_suite_create(s, id, fields, &err) < 0) {
 		json_decref(fields);
@@ -981,5 +741,5 @@ int cmd_bench(int argc, char **argv)
 	}
 	json_decref(fields);
 	pragma_store_close(s);
-	return run_suite(db, id, f.jobs, c.json);
+	return run_suite(db, id, f.jobs, NULL, c.json);
 }

@@ -18,6 +18,27 @@ struct pragma_store;
 /* Open (creating the file, its directory and the schema as needed). */
 int pragma_store_open(struct pragma_store **out, const char *path, struct pragma_err *err);
 void pragma_store_close(struct pragma_store *s);
+
+/* A store shard: the store of one job of a suite run on a cluster
+ * (`pragma bench --executor slurm`), on a shared (network) filesystem.
+ * Opened as pragma_store_open does, but with the rollback journal
+ * (journal_mode=DELETE, synchronous=FULL) and never WAL: WAL keeps its
+ * index in shared memory, which processes on different hosts cannot share,
+ * so a WAL file on NFS/Lustre can be corrupted or read stale. The file
+ * remembers it is a shard: pragma_store_open on it later (pragma optimize
+ * --db SHARD on the node) keeps the rollback journal too. A shard has one
+ * writer, its job; the suite's store is written only by bench on the submit
+ * host, which merges each shard once its job has ended. */
+int pragma_store_open_shard(struct pragma_store **out, const char *path, struct pragma_err *err);
+
+/* Merge a shard into this store: its runs with their attempts and LLM
+ * calls. A run this store already holds as the shard has it (same update
+ * times and counts) is left alone, so merging twice changes nothing; a run
+ * with more in the shard (a resumed job) is replaced by the shard's copy as
+ * a whole, in one transaction. The shard is only read; a shard that does
+ * not exist or holds no tables yet merges as nothing. *copied (may be
+ * NULL): the number of runs copied. Returns 0 or -1 (err). */
+int pragma_store_merge(struct pragma_store *s, const char *shard, int *copied, struct pragma_err *err);
 const char *pragma_store_path(const struct pragma_store *s);
 
 /* A new run id: "r" + UTC date-time + 4 random hex digits. */

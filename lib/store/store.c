@@ -54,9 +54,14 @@ static const struct col call_cols[] = {
 	{ "reasoning", C_TEXT }, { "retries", C_INT }, { NULL, 0 },
 };
 
+/* A store on a local disk: WAL, so readers (a report, bench) never wait for
+ * the writer. A shard (pragma_store_open_shard) says in its meta table that
+ * it keeps the rollback journal instead: WAL needs shared memory between
+ * all processes using the file, which a network filesystem cannot give. */
+static const char journal_wal[] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;";
+static const char journal_delete[] = "PRAGMA journal_mode=DELETE; PRAGMA synchronous=FULL;";
+
 static const char schema[] =
-	"PRAGMA journal_mode=WAL;"
-	"PRAGMA synchronous=NORMAL;"
 	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
 	"CREATE TABLE IF NOT EXISTS runs(id TEXT PRIMARY KEY, created REAL, updated REAL, pragma_version TEXT,"
 	" task_path TEXT, task_name TEXT, category TEXT, task_kind TEXT, task_hash TEXT, mode TEXT, llm TEXT,"
@@ -91,7 +96,22 @@ static int db_error(struct pragma_store *s, struct pragma_err *err, const char *
 	return pragma_err_set(err, PRAGMA_E_ENV, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
 }
 
-int pragma_store_open(struct pragma_store **out, const char *path, struct pragma_err *err)
+/* Does the file say it is a shard (meta journal_mode = delete)? A new or
+ * older file has no such row, or no meta table yet: not a shard. */
+static int is_shard(struct pragma_store *s)
+{
+	sqlite3_stmt *st;
+	int shard = 0;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'journal_mode'", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		shard = !strcmp((const char *)sqlite3_column_text(st, 0), "delete");
+	sqlite3_finalize(st);
+	return shard;
+}
+
+static int store_open(struct pragma_store **out, const char *path, int shard, struct pragma_err *err)
 {
 	struct pragma_store *s = calloc(1, sizeof(*s));
 	char *dir = strdup(path), *slash = strrchr(dir, '/');
@@ -118,7 +138,12 @@ int pragma_store_open(struct pragma_store **out, const char *path, struct pragma
 	}
 	/* Several pragma processes (bench jobs, a report) may share the file. */
 	sqlite3_busy_timeout(s->db, 30000);
-	if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+	if (!shard)
+		shard = is_shard(s);
+	if (sqlite3_exec(s->db, shard ? journal_delete : journal_wal, NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK ||
+	    (shard && sqlite3_exec(s->db, "INSERT OR REPLACE INTO meta VALUES('journal_mode', 'delete')", NULL, NULL,
+				   &msg) != SQLITE_OK)) {
 		pragma_err_set(err, PRAGMA_E_ENV, "%s is not a usable pragma store: %s", path, msg ? msg : "?");
 		sqlite3_free(msg);
 		pragma_store_close(s);
@@ -130,6 +155,16 @@ int pragma_store_open(struct pragma_store **out, const char *path, struct pragma
 	sqlite3_exec(s->db, "ALTER TABLE attempts ADD COLUMN round TEXT", NULL, NULL, NULL);
 	*out = s;
 	return 0;
+}
+
+int pragma_store_open(struct pragma_store **out, const char *path, struct pragma_err *err)
+{
+	return store_open(out, path, 0, err);
+}
+
+int pragma_store_open_shard(struct pragma_store **out, const char *path, struct pragma_err *err)
+{
+	return store_open(out, path, 1, err);
 }
 
 void pragma_store_close(struct pragma_store *s)
@@ -652,4 +687,160 @@ json_t *pragma_store_suites(struct pragma_store *s, int limit, struct pragma_err
 		json_array_append_new(a, row_json(st, suite_cols));
 	sqlite3_finalize(st);
 	return a;
+}
+
+/* ------------------------------------------------------------ shards */
+
+/* "col, col, ..." of a table's columns as this store writes them. */
+static void col_list(struct pragma_buf *b, const char *lead, const struct col *cols)
+{
+	pragma_buf_adds(b, lead);
+	for (int i = 0; cols[i].name; i++)
+		pragma_buf_addf(b, ", %s", cols[i].name);
+}
+
+/* What a run looks like in one database (schema "main" or "shard"): its
+ * row's update time, and count and latest time of its attempts and calls.
+ * Equal fingerprints: nothing new to copy. */
+static char *run_fingerprint(struct pragma_store *s, const char *db, const char *run_id)
+{
+	sqlite3_stmt *st;
+	char sql[600], *fp = NULL;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT (SELECT updated FROM %s.runs WHERE id = ?1) || '/' ||"
+		 " (SELECT COUNT(*) || ':' || IFNULL(MAX(updated), '') FROM %s.attempts WHERE run_id = ?1) || '/' ||"
+		 " (SELECT COUNT(*) || ':' || IFNULL(MAX(created), '') FROM %s.llm_calls WHERE run_id = ?1)",
+		 db, db, db);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(st, 1, run_id, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		fp = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return fp;
+}
+
+static int exec_run(struct pragma_store *s, const char *sql, const char *run_id)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, run_id, -1, SQLITE_TRANSIENT);
+	r = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	sqlite3_finalize(st);
+	return r;
+}
+
+int pragma_store_merge(struct pragma_store *s, const char *shard, int *copied, struct pragma_err *err)
+{
+	struct pragma_buf runs = PRAGMA_BUF_INIT, att = PRAGMA_BUF_INIT, calls = PRAGMA_BUF_INIT, sql = PRAGMA_BUF_INIT;
+	sqlite3_stmt *st = NULL;
+	json_t *ids = json_array(), *x;
+	int ret = -1, attached = 0, n = 0, in_tx = 0;
+	size_t i;
+
+	if (copied)
+		*copied = 0;
+	if (!pragma_path_exists(shard)) {
+		ret = 0; /* the job never got as far as creating it */
+		goto out;
+	}
+	if (sqlite3_prepare_v2(s->db, "ATTACH DATABASE ? AS shard", -1, &st, NULL) != SQLITE_OK) {
+		db_error(s, err, "attaching a shard");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, shard, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		pragma_err_set(err, PRAGMA_E_ENV, "cannot read the store shard %s: %s", shard, sqlite3_errmsg(s->db));
+		goto out;
+	}
+	attached = 1;
+	sqlite3_finalize(st);
+	/* A shard that never got its schema (killed at once) holds nothing. */
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT COUNT(*) FROM shard.sqlite_master WHERE type = 'table' AND name IN ('runs',"
+			       " 'attempts', 'llm_calls')",
+			       -1, &st, NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
+		pragma_err_set(err, PRAGMA_E_ENV, "%s is not a pragma store shard: %s", shard, sqlite3_errmsg(s->db));
+		goto out;
+	}
+	int tables = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (tables != 3) {
+		ret = 0;
+		goto out;
+	}
+	if (sqlite3_prepare_v2(s->db, "SELECT id FROM shard.runs ORDER BY created, id", -1, &st, NULL) != SQLITE_OK) {
+		db_error(s, err, "reading a shard");
+		goto out;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(ids, json_string((const char *)sqlite3_column_text(st, 0)));
+	sqlite3_finalize(st);
+	st = NULL;
+
+	col_list(&runs, "id, created, updated, pragma_version", run_cols);
+	col_list(&att, "run_id, n, candidate, created, updated", attempt_cols);
+	col_list(&calls, "run_id, created", call_cols);
+	json_array_foreach(ids, i, x) {
+		const char *id = json_string_value(x);
+		char *a = run_fingerprint(s, "shard", id), *b = run_fingerprint(s, "main", id);
+		int same = a && b && !strcmp(a, b);
+		free(a);
+		free(b);
+		if (same)
+			continue;
+		/* The shard's copy replaces ours whole: it is the only writer of
+		 * its runs, so what it holds is the newest of all of it. */
+		if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+			db_error(s, err, "merging a shard");
+			goto out;
+		}
+		in_tx = 1;
+		pragma_buf_reset(&sql);
+		pragma_buf_addf(&sql, "INSERT OR REPLACE INTO main.runs(%s) SELECT %s FROM shard.runs WHERE id = ?1",
+				runs.data, runs.data);
+		if (exec_run(s, "DELETE FROM main.attempts WHERE run_id = ?1", id) < 0 ||
+		    exec_run(s, "DELETE FROM main.llm_calls WHERE run_id = ?1", id) < 0 || exec_run(s, sql.data, id) < 0)
+			goto db_fail;
+		pragma_buf_reset(&sql);
+		pragma_buf_addf(&sql, "INSERT INTO main.attempts(%s) SELECT %s FROM shard.attempts WHERE run_id = ?1",
+				att.data, att.data);
+		if (exec_run(s, sql.data, id) < 0)
+			goto db_fail;
+		pragma_buf_reset(&sql);
+		/* New ids here, in the shard's order (which replay export and
+		 * "the last call of an attempt" rely on). */
+		pragma_buf_addf(&sql,
+				"INSERT INTO main.llm_calls(%s) SELECT %s FROM shard.llm_calls WHERE run_id = ?1 ORDER BY id",
+				calls.data, calls.data);
+		if (exec_run(s, sql.data, id) < 0)
+			goto db_fail;
+		if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+			goto db_fail;
+		in_tx = 0;
+		n++;
+	}
+	if (copied)
+		*copied = n;
+	ret = 0;
+	goto out;
+db_fail:
+	pragma_err_set(err, PRAGMA_E_ENV, "merging the shard %s into %s: %s", shard, s->path, sqlite3_errmsg(s->db));
+out:
+	if (in_tx)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_finalize(st);
+	if (attached)
+		sqlite3_exec(s->db, "DETACH DATABASE shard", NULL, NULL, NULL);
+	json_decref(ids);
+	pragma_buf_release(&runs);
+	pragma_buf_release(&att);
+	pragma_buf_release(&calls);
+	pragma_buf_release(&sql);
+	return ret;
 }
