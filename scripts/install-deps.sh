@@ -13,6 +13,7 @@ pkgs=(
 	python3 python3-torch python3-numpy libopenblas0-pthread
 	libtcmalloc-minimal4
 	chromium # headless, for the HTML report test (tests/e2e/report_html.sh)
+	slurm-wlm munge # a one-node Slurm for bench --executor slurm (scripts/slurm-dev.sh, tests/e2e/bench_slurm.sh)
 )
 
 missing=()

@@ -417,7 +417,7 @@ int pragma_suite_run(const struct pragma_suite_run_opts *o, struct pragma_suite_
 	enum pragma_suite_state *seen = NULL;
 	struct pragma_err perr = PRAGMA_ERR_INIT;
 	json_t *cfg, *exec_cfg = NULL;
-	int n_tasks, repeat, failed = 0, ret = -1, n_todo = 0;
+	int n_tasks, repeat, failed = 0, ret = -1, n_todo = 0, ran = 0;
 	double t0 = now_mono();
 
 	memset(res, 0, sizeof(*res));
@@ -498,6 +498,7 @@ int pragma_suite_run(const struct pragma_suite_run_opts *o, struct pragma_suite_
 	json_t *st = json_pack("{s:s}", "status", "running");
 	pragma_store_suite_update(R.store, R.id, st, &perr);
 	json_decref(st);
+	ran = 1;
 
 	/* What is left to do: not finished, not in flight already. */
 	for (int i = 0; i < R.total; i++) {
@@ -573,7 +574,9 @@ int pragma_suite_run(const struct pragma_suite_run_opts *o, struct pragma_suite_
 		res->failed = 0;
 	ret = 0;
 out:
-	if (R.suite && R.id && R.changed) {
+	/* Only a suite that got as far as running has news for its row: one
+	 * that could not even start (Slurm unreachable) keeps its status. */
+	if (ran && R.changed) {
 		json_t *prev = json_object_get(R.suite, "timing");
 		double wall = now_mono() - t0 + (json_is_object(prev) ? json_number_value(json_object_get(prev, "wall")) : 0);
 		const char *status = ret < 0 ? "interrupted" : res->interrupted ? "interrupted" :
