@@ -116,7 +116,9 @@ start_munge() {
 		return 0
 	fi
 	mkdir -p "$DIR/munge"
-	chmod 0700 "$DIR/munge"
+	# Searchable by all (munged wants every user able to reach its socket),
+	# writable by root only (munged refuses a socket folder others can write).
+	chmod 0755 "$DIR/munge"
 	[ -s "$DIR/munge/munge.key" ] || mungekey --create --keyfile="$DIR/munge/munge.key" >/dev/null
 	chmod 0600 "$DIR/munge/munge.key"
 	# --force: munged would otherwise refuse root and a key outside /etc/munge.
@@ -210,7 +212,10 @@ cmd_stop() {
 	# Jobs first, while the controller can still tell slurmd to end them.
 	if alive "$DIR/slurmctld.pid"; then
 		scancel --full --partition=debug --quiet 2>/dev/null || true
-		sleep 0.5
+		for _ in $(seq 60); do
+			[ -z "$(squeue -h -t running,completing,configuring -o %i 2>/dev/null)" ] && break
+			sleep 0.25
+		done
 	fi
 	stop_one "$DIR/slurmd.pid"
 	# The job steps slurmd started (slurmstepd) and their processes, if any

@@ -74,6 +74,8 @@ static const char usage[] =
 	"  --shared-dir D  where the run directory goes: D/suites/<suite run>/ with the batch script,\n"
 	"                  logs, store shards and artifacts; must be visible at the same path on\n"
 	"                  the nodes (default: the store's folder)\n"
+	"  --element N SPEC what a job of the array runs: element N of the run directory's\n"
+	"                  suite.json (pragma optimize with its shard, resumed when it holds the run)\n"
 	"\n"
 	"Exit codes: 0 every task ran, 1 some task run failed (the table counts it; --resume\n"
 	"runs it again), 2 usage, 3 environment (Slurm unreachable, ...), 130 interrupted.\n";
@@ -662,6 +664,9 @@ int cmd_bench(int argc, char **argv)
 	if (f.slurm_given && !slurm && !f.resume)
 		return cli_usage_error("--partition, --account, --time, --gres, --max-jobs, --sbatch-arg and --shared-dir "
 				       "go with --executor slurm");
+	if (f.resume && f.shared_dir)
+		return cli_usage_error("--shared-dir cannot change on --resume: the suite run's shards and logs stay where "
+				       "it was started");
 	struct pragma_slurm_opts so = { .partition = f.partition, .account = f.account, .time = f.time, .gres = f.gres,
 					.max_jobs = f.max_jobs, .sbatch_args = f.sbatch_args,
 					.n_sbatch_args = f.n_sbatch_args, .shared_dir = f.shared_dir };

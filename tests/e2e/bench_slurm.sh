@@ -56,7 +56,7 @@ fake() {
 KEY="sk-pragma-e2e-$RANDOM$RANDOM"
 export PRAGMA_LLM_API_KEY=$KEY PRAGMA_LLM_BACKOFF_MS=10 PRAGMA_SLURM_POLL_MS=1000
 $PY "$F/make_script.py" "$W/local.json"
-$PY "$F/make_script.py" "$W/slurm.json" --delay-first sl_relu 45 --require-key "$KEY"
+$PY "$F/make_script.py" "$W/slurm.json" --delay-first sl_relu 45 --delay-first sl_double 150 --require-key "$KEY"
 fake "$W/local.json" local
 fake "$W/slurm.json" slurm
 COMMON=(--llm openai:fake-model --mode n-pragma --attempts 1)
@@ -71,12 +71,32 @@ PRAGMA_CACHE_DIR=$W/cache-local PRAGMA_LLM_BASE_URL=$URL_local expect_exit 0 "lo
 	$PRAGMA bench "$F/suite" "${COMMON[@]}" --jobs 2 --db "$W/local.db" --json
 cp /tmp/e2e.out.$$ "$W/local.out.json"
 
-# 2. The same suite as one Slurm job array; sl_relu's job cancelled mid-run.
-PRAGMA_LLM_BASE_URL=$URL_slurm $PRAGMA bench "$F/suite" "${COMMON[@]}" --executor slurm --max-jobs 2 \
+# 2. The same suite as one Slurm job array. sl_double's job hits its time
+# limit mid-run (lowered to a minute while it waits for the model): bench
+# resubmits it, and it resumes its run from its shard. sl_relu's job is
+# cancelled mid-run.
+# (The jobs get the model's URL and key from the environment of the bench
+# that submits them: the resume below needs them too.)
+export PRAGMA_LLM_BASE_URL=$URL_slurm
+$PRAGMA bench "$F/suite" "${COMMON[@]}" --executor slurm --max-jobs 2 \
 	--db "$W/slurm.db" --shared-dir "$W/shared" --json >"$W/slurm1.json" 2>"$W/slurm1.err" &
 BENCH=$!
 SUITE=
 RUN_DIR=
+# has_run TASK: its shard holds its run (it is past its baseline, waiting for the model)
+has_run() {
+	[ -s "$RUN_DIR/shards/$1-t1.db" ] &&
+		$PY -c "import sqlite3,sys; c=sqlite3.connect('file:$RUN_DIR/shards/$1-t1.db?mode=ro', uri=True); sys.exit(0 if c.execute('select count(*) from runs').fetchone()[0] else 1)" 2>/dev/null
+}
+for _ in $(seq 600); do
+	sleep 0.5
+	SUITE=$($PY -c "import sqlite3; print(sqlite3.connect('$W/slurm.db').execute('select id from suites').fetchone()[0])" 2>/dev/null)
+	[ -n "$SUITE" ] && RUN_DIR=$W/shared/suites/$SUITE && has_run sl_double && break
+	kill -0 $BENCH 2>/dev/null || break
+done
+TJOB=$(sq "$SUITE" | awk -F'|' '$1 ~ "_0$" && $2 == "RUNNING" {print $1}' | tail -1)
+scontrol update JobId="$TJOB" TimeLimit=1 >/dev/null && ok "sl_double ($TJOB) given a time limit of one minute" ||
+	bad "cannot lower $TJOB's time limit"
 for _ in $(seq 600); do
 	sleep 0.5
 	SUITE=$($PY -c "import sqlite3; print(sqlite3.connect('$W/slurm.db').execute('select id from suites').fetchone()[0])" 2>/dev/null)
@@ -97,6 +117,12 @@ rc=$?
 if grep -qE "pending \(job [0-9]+_[0-9]\)" "$W/slurm1.err" && grep -qE "running on localhost \(job [0-9]+_[0-9]\)" "$W/slurm1.err"; then
 	ok "progress shows jobs pending, then running on their node"
 else bad "no pending/running progress"; head -20 "$W/slurm1.err"; fi
+if grep -qE "sl_double \(trajectory 1\): pending again \(job [0-9]+_0\): resubmitted after Slurm state TIMEOUT" "$W/slurm1.err" &&
+	grep -qE "sl_double \(trajectory 1\): running, resuming run r" "$W/slurm1.err" &&
+	grep -qE "sl_double \(trajectory 1\): [0-9.]+x \(best: attempt 1\)" "$W/slurm1.err" &&
+	grep -q "DUE TO TIME LIMIT" "$RUN_DIR/logs/$TJOB.log"; then
+	ok "the timed-out job was resubmitted and resumed its run from its shard"
+else bad "the timed-out job"; grep sl_double "$W/slurm1.err"; fi
 if grep -qF "sl_relu (trajectory 1): FAILED: Slurm state CANCELLED" "$W/slurm1.err" &&
 	grep -qF "log: $RUN_DIR/logs/$JOB.log" "$W/slurm1.err" && [ -s "$RUN_DIR/logs/$JOB.log" ]; then
 	ok "the cancelled job is reported with its Slurm state and its log"
@@ -191,7 +217,29 @@ if grep -qE "sl_broken \(trajectory 1\): FAILED: Slurm state FAILED, exit [1-9][
 	ok "the failed job: Slurm state FAILED, its exit code and its log ($LOG)"
 else bad "the failed job's report"; err | tail -5; fi
 
-# 7. Slurm not there, or not answering: exit 3 with a hint, nothing created.
+# 7. Ctrl-C: the array is cancelled, and bench says how to resume.
+$PY "$F/make_script.py" "$W/slow.json" --delay-first sl_double 120
+fake "$W/slow.json" slow
+PRAGMA_LLM_BASE_URL=$URL_slow $PRAGMA bench "$F/suite/sl_double" "${COMMON[@]}" --executor slurm --db "$W/int.db" \
+	--shared-dir "$W/shared" >"$W/int.out" 2>"$W/int.err" &
+BENCH=$!
+for _ in $(seq 600); do
+	sleep 0.5
+	grep -q "sl_double (trajectory 1): running on" "$W/int.err" && break
+	kill -0 $BENCH 2>/dev/null || break
+done
+ISUITE=$($PY -c "import sqlite3; print(sqlite3.connect('$W/int.db').execute('select id from suites').fetchone()[0])" 2>/dev/null)
+kill -INT $BENCH
+wait $BENCH
+rc=$?
+[ "$rc" = 130 ] && ok "Ctrl-C: bench exits 130" || bad "Ctrl-C: exit $rc"
+grep -q "resume with: pragma bench --resume $ISUITE" "$W/int.err" && ok "Ctrl-C: says how to resume" || bad "Ctrl-C: no resume hint"
+for _ in $(seq 40); do sq "$ISUITE" | grep -q "|CANCELLED|" && break; sleep 0.5; done
+if sq "$ISUITE" | grep -q "|CANCELLED|" && ! sq "$ISUITE" | grep -qE "\|(PENDING|RUNNING)\|"; then
+	ok "Ctrl-C: the job array was cancelled (scancel)"
+else bad "Ctrl-C left jobs behind"; sq "$ISUITE"; fi
+
+# 8. Slurm not there, or not answering: exit 3 with a hint, nothing created.
 expect_exit 3 "sbatch not on PATH" -- env PATH=/nonexistent $PRAGMA bench "$F/suite" "${COMMON[@]}" --executor slurm --db "$W/none.db"
 grep_err "says sbatch is missing, with a hint" "sbatch is not on PATH.*|Hint: .*--executor local"
 grep -q "Hint:" /tmp/e2e.err.$$ || bad "no Hint: line"
@@ -202,7 +250,7 @@ grep_err "with a hint" "^Hint: .*scontrol ping"
 expect_exit 0 "no suite run was left behind" -- $PRAGMA bench --list --db "$W/none.db" --json
 jcheck "the store is empty" "j == []"
 
-# 8. CUDA tasks ask for a GPU; this cluster has none: a usage error with a hint.
+# 9. CUDA tasks ask for a GPU; this cluster has none: a usage error with a hint.
 expect_exit 2 "a CUDA suite on a cluster without GPUs" -- $PRAGMA bench "$F/suite" "${COMMON[@]}" --backend cuda --executor slurm \
 	--db "$W/cuda.db" --shared-dir "$W/shared"
 grep_err "sbatch's refusal, with a hint about GRES" "generic resource|gres"
