@@ -731,6 +731,17 @@ static int slurm_poll(struct pragma_suite_executor *x, int timeout_ms, struct pr
 		}
 		changed += apply(S, el, row);
 		if (el->state == PRAGMA_SUITE_FAILED && suite_slurm_retryable(row->state) && el->submissions <= RETRIES) {
+			/* What it did so far into the suite's store; the run it
+			 * resumes is the one its shard holds. */
+			struct pragma_err me = PRAGMA_ERR_INIT;
+			if (pragma_store_merge(S->store, el->shard, NULL, &me) < 0)
+				pragma_warn("%s", me.msg);
+			json_t *run = suite_find_run(S->store, json_string_value(json_object_get(S->suite, "id")), el->path,
+						     el->traj);
+			if (run)
+				snprintf(el->resume_run, sizeof(el->resume_run), "%s",
+					 json_string_value(json_object_get(run, "id")));
+			json_decref(run);
 			again[n_again++] = el;
 			pragma_warn("%s (trajectory %d): job %s ended with Slurm state %s: resubmitted, it resumes from its "
 				    "shard (log: %s)", el->name, el->traj + 1, el->job, row->state, el->log);
