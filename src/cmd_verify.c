@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "opts.h"
 #include "pragma/cuda.h"
+#include "pragma/machine.h"
 #include "pragma/timing.h"
 #include "pragma/verify.h"
 
@@ -214,14 +215,30 @@ static void print_human(const struct pragma_verdict *v, const struct pragma_task
 	       "processes took the CPU; worst kept round lost %.0f%% to the run queue; waited %.1f s for quiet\n",
 	       v->rounds_clean, v->rounds_made, v->rounds_used, v->retried_rounds, 100 * v->worst_disturbance,
 	       v->waited_ms / 1000);
-	if (v->gbs > 0)
-		printf("rate:      %.2f GB/s of minimal traffic%s", v->gbs, v->peak_gbs > 0 ? "" : "\n");
-	if (v->gbs > 0 && v->peak_gbs > 0)
-		printf(" (%.0f%% of the measured peak %.1f GB/s)\n", 100 * v->gbs / v->peak_gbs, v->peak_gbs);
-	if (v->gflops > 0)
-		printf("           %.2f GFLOP/s%s", v->gflops, v->peak_gflops > 0 ? "" : "\n");
-	if (v->gflops > 0 && v->peak_gflops > 0)
-		printf(" (%.0f%% of the measured peak %.1f GFLOP/s)\n", 100 * v->gflops / v->peak_gflops, v->peak_gflops);
+	/* The roof a kernel timed like this can reach (pragma machine's
+	 * protocol roof), when the verdict's peaks are this CPU's: the peak in
+	 * the verdict is the impossible-speed limit, which no such kernel nears. */
+	struct pragma_machine m;
+	struct pragma_err merr = PRAGMA_ERR_INIT;
+	double roof = v->peak_gbs > 0 && pragma_machine_cached(&m, &merr) == 0 && m.peak_gbs == v->peak_gbs ? m.roof_gbs : 0;
+	if (v->gbs > 0) {
+		printf("rate:      %.2f GB/s of minimal traffic", v->gbs);
+		if (roof > 0)
+			printf(" (%.0f%% of the bandwidth roof %.1f GB/s, the best a streaming kernel reaches timed this "
+			       "way; the impossible-speed limit is %.1f GB/s)", 100 * v->gbs / roof, roof, v->peak_gbs);
+		else if (v->peak_gbs > 0)
+			printf(" (%.0f%% of the measured peak %.1f GB/s)", 100 * v->gbs / v->peak_gbs, v->peak_gbs);
+		printf("\n");
+	}
+	if (v->gflops > 0) {
+		printf("           %.2f GFLOP/s", v->gflops);
+		if (v->peak_gflops > 0 && v->gflops > v->peak_gflops)
+			printf(" (%.2fx the measured FP32 peak %.1f GFLOP/s by the task's FLOP count: fewer FLOPs done "
+			       "than counted, e.g. Winograd or Strassen)", v->gflops / v->peak_gflops, v->peak_gflops);
+		else if (v->peak_gflops > 0)
+			printf(" (%.0f%% of the measured peak %.1f GFLOP/s)", 100 * v->gflops / v->peak_gflops, v->peak_gflops);
+		printf("\n");
+	}
 	for (int i = 0; i < v->n_warnings; i++)
 		printf("warning:   %s\n", v->warnings[i]);
 }

@@ -149,6 +149,11 @@ int pragma_machine_measure_roofs(struct pragma_machine *m, struct pragma_err *er
  * failure. Concurrent callers measure one at a time (a lock file next to it). */
 int pragma_machine_load(struct pragma_machine *m, int remeasure, struct pragma_err *err);
 
+/* Detect, then take the measured peaks from the cache file only: never
+ * measures. -1 (PRAGMA_E_ENV) when there is no valid cache for this machine
+ * (for displays that must not start a benchmark). */
+int pragma_machine_cached(struct pragma_machine *m, struct pragma_err *err);
+
 /* A new JSON object with every field of m (caller owns the reference). */
 json_t *pragma_machine_json(const struct pragma_machine *m);
 

@@ -547,3 +547,22 @@ int pragma_machine_load(struct pragma_machine *m, int remeasure, struct pragma_e
 	pragma_buf_release(&dir);
 	return ret;
 }
+
+int pragma_machine_cached(struct pragma_machine *m, struct pragma_err *err)
+{
+	struct pragma_buf dir = PRAGMA_BUF_INIT;
+	int ret = -1;
+
+	if (pragma_cache_dir(&dir, err) < 0 || pragma_machine_detect(m, err) < 0)
+		goto out;
+	pragma_buf_adds(&dir, "/machine.json");
+	if (!cache_try(m, dir.data, 1)) {
+		pragma_err_set(err, PRAGMA_E_ENV, "the machine's peaks are not measured yet");
+		pragma_err_hint(err, "run 'pragma machine'");
+		goto out;
+	}
+	ret = 0;
+out:
+	pragma_buf_release(&dir);
+	return ret;
+}

@@ -530,6 +530,10 @@ static void test_load_env_cache_dir(void **state)
 	struct pragma_machine m, got;
 
 	setenv("PRAGMA_CACHE_DIR", f->dir.data, 1);
+	/* Nothing cached: the display-only load says so and measures nothing. */
+	assert_int_equal(pragma_machine_cached(&got, &err), -1);
+	assert_int_equal(err.kind, PRAGMA_E_ENV);
+	assert_non_null(strstr(err.msg, "not measured yet"));
 	assert_int_equal(pragma_machine_detect(&m, &err), 0);
 	fake_measure(&m, &err);
 	json_t *j = pragma_machine_json(&m);
@@ -539,6 +543,9 @@ static void test_load_env_cache_dir(void **state)
 	write_text(path.data, s);
 	free(s);
 	json_decref(j);
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(pragma_machine_cached(&got, &err), 0);
+	assert_true(got.measured && got.roof_gbs == m.roof_gbs);
 	assert_int_equal(pragma_machine_load(&got, 0, &err), 0);
 	assert_true(got.measured);
 	assert_true(got.peak_gflops == m.peak_gflops);
