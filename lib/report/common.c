@@ -201,7 +201,11 @@ void common_machine(json_t *model, struct pragma_buf *out)
 			(long long)json_integer_value(json_object_get(m, "cores")));
 	if (report_num(m, "peak_gflops", &v))
 		pragma_buf_addf(out, ", measured peak %.0f GFLOP/s", v);
-	if (report_num(m, "peak_gbs", &v))
+	/* Runs recorded since machine.json format 2 carry the protocol roof,
+	 * which the fractions use; older ones only the highest peak. */
+	if (report_num(m, "roof_gbs", &v) && v > 0)
+		pragma_buf_addf(out, ", bandwidth roof %.1f GB/s (streaming kernels under the timing protocol)", v);
+	else if (report_num(m, "peak_gbs", &v))
 		pragma_buf_addf(out, " and %.0f GB/s", v);
 	pragma_buf_addf(out, " (first run, started %s)", date);
 	if (report_str(bc, "torch"))
