@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,5 +273,5 @@ int main(void)
 		cmocka_unit_test(trajectories_and_spread),
 		cmocka_unit_test(suites_in_the_store),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "pragma_test.h"
+
 #include "pragma/config.h"
 #include "pragma/fs.h"
 
@@ -165,5 +167,5 @@ int main(void)
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_global),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }

@@ -12,6 +12,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "pragma_test.h"
+
 #include "pragma/buf.h"
 #include "pragma/build.h"
 #include "pragma/cuda.h"
@@ -351,7 +353,7 @@ static void test_build_good(void **state)
 
 	(void)state;
 	if (!have_nvcc())
-		skip(); /* nvcc not found: CUDA candidates cannot be built here */
+		skip_because("nvcc not found: CUDA candidates cannot be built here");
 	build("cuda/kernels/vadd.cu", NULL, 1, 0, &so, &log, &err, &rc);
 	if (rc)
 		fail_msg("build: %s\n%s", err.msg, log.data);
@@ -390,7 +392,7 @@ static void test_build_spills(void **state)
 
 	(void)state;
 	if (!have_nvcc())
-		skip();
+		skip_because("nvcc not found: CUDA candidates cannot be built here");
 	build("cuda/kernels/spills.cu", NULL, 0, 0, &so, &log, &err, &rc);
 	if (rc)
 		fail_msg("build: %s\n%s", err.msg, log.data);
@@ -415,7 +417,7 @@ static void test_build_rejects(void **state)
 
 	(void)state;
 	if (!have_nvcc())
-		skip();
+		skip_because("nvcc not found: CUDA candidates cannot be built here");
 	/* A compile error names the line in kernel.cu, not the jail's copy. */
 	build("cuda/kernels/compile_error.cu", NULL, 1, 0, &so, &log, &err, &rc);
 	assert_int_equal(rc, -1);
@@ -556,7 +558,7 @@ static void test_harness_built(void **state)
 
 	(void)state;
 	if (!have_nvcc())
-		skip();
+		skip_because("nvcc not found: CUDA candidates cannot be built here");
 	if (pragma_cuda_harness_path(&h, &err) < 0)
 		fail_msg("%s (%s)", err.msg, err.hint);
 	assert_int_equal(access(h.data, X_OK), 0);
@@ -581,7 +583,7 @@ static void test_harness_protocol(void **state)
 
 	(void)state;
 	if (!have_nvcc() || pragma_cuda_harness_path(&h, &err) < 0)
-		skip();
+		skip_because(!have_nvcc() ? "nvcc not found: CUDA candidates cannot be built here" : "pragma-cuda-harness was not built");
 	build("cuda/kernels/vadd.cu", NULL, 0, 0, &so, &log, &err, &rc);
 	assert_int_equal(rc, 0);
 	if (pragma_task_load(data_path("cuda/tasks/vadd"), NULL, 0, &t, &err) < 0 ||
@@ -655,5 +657,5 @@ int main(void)
 		cmocka_unit_test(test_probe),		 cmocka_unit_test(test_harness_built),
 		cmocka_unit_test(test_harness_protocol),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }

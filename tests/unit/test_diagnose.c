@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <string.h>
 
 #include "pragma/diagnose.h"
@@ -425,5 +427,5 @@ int main(void)
 		cmocka_unit_test(cache_reuse),	 cmocka_unit_test(speculation_and_topdown),
 		cmocka_unit_test(names_are_playbooks), cmocka_unit_test(compare),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -119,5 +121,5 @@ int main(void)
 		cmocka_unit_test(test_from_source),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }

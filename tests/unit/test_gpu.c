@@ -12,6 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "pragma_test.h"
+
 #include "pragma/buf.h"
 #include "pragma/cuda.h"
 #include "pragma/profile.h"
@@ -276,5 +278,5 @@ int main(void)
 		cmocka_unit_test(test_model_derived), cmocka_unit_test(test_lanes),	 cmocka_unit_test(test_roofline),
 		cmocka_unit_test(test_abi_text),      cmocka_unit_test(test_coder_prompt),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "pragma_test.h"
+
 #include "pragma/buf.h"
 #include "pragma/cuda.h"
 #include "pragma/diagnose.h"
@@ -213,5 +215,5 @@ int main(void)
 		cmocka_unit_test(test_prompt),
 		cmocka_unit_test(test_diagnose),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,5 +310,5 @@ int main(void)
 		cmocka_unit_test(complete), cmocka_unit_test(broken),	cmocka_unit_test(search),
 		cmocka_unit_test(prompt_form), cmocka_unit_test(chunking), cmocka_unit_test(build),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }

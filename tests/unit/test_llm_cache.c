@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "pragma_test.h"
+
 #include "../fake_llm/fake_llm.h"
 #include "pragma/llm.h"
 
@@ -381,5 +383,5 @@ int main(void)
 		cmocka_unit_test(test_concurrency),
 		cmocka_unit_test(test_concurrent_budget),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "pragma_test.h"
+
 #include "../fake_llm/fake_llm.h"
 #include "pragma/llm.h"
 
@@ -296,5 +298,5 @@ int main(void)
 		cmocka_unit_test(test_replay_bad_files),
 		cmocka_unit_test(test_record_append),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "pragma_test.h"
+
 #include "../fake_llm/fake_llm.h"
 #include "pragma/llm.h"
 
@@ -374,5 +376,5 @@ int main(void)
 	};
 	if (getenv("TEST_FILTER"))
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "pragma_test.h"
+
 #include "../fake_llm/fake_llm.h"
 #include "pragma/llm.h"
 
@@ -323,5 +325,5 @@ int main(void)
 		cmocka_unit_test(test_anthropic_merges_turns),
 		cmocka_unit_test(test_bad_requests),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }

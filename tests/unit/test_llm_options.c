@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "pragma_test.h"
+
 #include "../fake_llm/fake_llm.h"
 #include "pragma/config.h"
 #include "pragma/llm.h"
@@ -342,5 +344,5 @@ int main(void)
 		cmocka_unit_test(test_prices),
 		cmocka_unit_test(test_names),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }

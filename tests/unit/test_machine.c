@@ -10,6 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "pragma_test.h"
+
 #include "machine/machine_priv.h"
 #include "pragma/buf.h"
 #include "pragma/fs.h"
@@ -819,5 +821,5 @@ int main(void)
 
 	/* The corrupt-cache cases warn by design; keep the test log readable. */
 	pragma_log_set_level(getenv("PRAGMA_TEST_VERBOSE") ? PRAGMA_LOG_DEBUG : PRAGMA_LOG_ERROR);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "pragma_test.h"
+
 #include "pragma/buf.h"
 #include "pragma/cuda.h"
 #include "pragma/fs.h"
@@ -332,5 +334,5 @@ int main(void)
 		cmocka_unit_test(test_pcsamp),	    cmocka_unit_test(test_perm_error),	 cmocka_unit_test(test_no_kernels),
 		cmocka_unit_test(test_bad),	    cmocka_unit_test(test_metric_list),	 cmocka_unit_test(test_extra_raw),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }

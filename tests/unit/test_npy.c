@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,7 +197,7 @@ static void numpy_written_file(void **state)
 		 "/usr/bin/python3 -c \"import numpy as n; n.save('%s', n.arange(6, dtype=n.int64).reshape(2,3))\" 2>/dev/null",
 		 path);
 	if (system(cmd) != 0)
-		skip();
+		skip_because("/usr/bin/python3 with numpy is not available to write the reference .npy");
 	assert_int_equal(pragma_npy_read(path, -1, &t, &err), 0);
 	assert_int_equal(t.dtype, PK_INT64);
 	assert_int_equal(t.shape[1], 3);
@@ -214,7 +216,7 @@ static void fuzz_corpus_regressions(void **state)
 
 	(void)state;
 	if (!root)
-		skip();
+		skip_because("no fuzz corpus directory (PRAGMA_TEST_DATA unset)");
 	snprintf(cmd, sizeof(cmd), "ls %s/fuzz/npy-corpus/* 2>/dev/null", root);
 	ls = popen(cmd, "r");
 	while (ls && fgets(line, sizeof(line), ls)) {
@@ -246,5 +248,5 @@ int main(void)
 		cmocka_unit_test(numpy_written_file),
 		cmocka_unit_test(fuzz_corpus_regressions),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }

@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -557,5 +559,5 @@ int main(void)
 		cmocka_unit_test(roofline_fewer_flops),
 		cmocka_unit_test(cache_args),	    cmocka_unit_test(registry),	     cmocka_unit_test(container),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }

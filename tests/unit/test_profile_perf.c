@@ -9,6 +9,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <math.h>
@@ -373,5 +375,5 @@ int main(void)
 		cmocka_unit_test(zen4_formulas),  cmocka_unit_test(icelake_formulas), cmocka_unit_test(skylake_formulas),
 		cmocka_unit_test(failures_say_why), cmocka_unit_test(harness_counters_here), cmocka_unit_test(probe_here),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }

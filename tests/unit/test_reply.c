@@ -7,6 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "pragma_test.h"
+
 #include "pragma/reply.h"
 #include "pragma/template.h"
 
@@ -307,5 +309,5 @@ int main(void)
 		cmocka_unit_test(test_directives), cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_conductor),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }

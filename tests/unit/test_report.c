@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -390,5 +392,5 @@ int main(void)
 		cmocka_unit_test(wrap_and_tables),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }

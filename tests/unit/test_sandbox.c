@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,7 +145,7 @@ static void run(const char *so, int sandbox, int no_landlock, int timeout_ms, st
 #define NEED_CC()                                              \
 	do {                                                   \
 		if (!have_cc)                                  \
-			skip();                                \
+			skip_because("no C compiler (gcc) to build the test kernels"); \
 	} while (0)
 
 static void test_ok_with_threads(void **state)
@@ -197,7 +199,7 @@ static void test_landlock_hides_reference(void **state)
 	(void)state;
 	NEED_CC();
 	if (pragma_landlock_abi(why, sizeof(why)) == 0)
-		skip();
+		skip_because("Landlock is unavailable on this kernel: file access cannot be confined");
 	pragma_ref_output_path(&sets[0], 0, p, sizeof(p));
 	snprintf(def, sizeof(def), "-DREF_PATH=\"%s\"", p);
 	build("peek", "static long got = -1;\n"
@@ -373,7 +375,7 @@ static void test_confine(void **state)
 	(void)state;
 	NEED_CC();
 	if (pragma_landlock_abi(why, sizeof(why)) == 0)
-		skip();
+		skip_because("Landlock is unavailable on this kernel: file access cannot be confined");
 	assert_int_equal(pragma_harness_path(&h, &err), 0);
 	pragma_ref_output_path(&sets[0], 0, ref, sizeof(ref));
 	/* The compiler jail: the loader's files readable, the reference cache
@@ -416,5 +418,5 @@ int main(void)
 		cmocka_unit_test(test_confine),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }

@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,5 +166,5 @@ int main(void)
 		cmocka_unit_test(runs_attempts_calls),
 		cmocka_unit_test(not_a_database),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }

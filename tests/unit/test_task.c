@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,7 +307,7 @@ static void reference_cache_rebuilds_corrupt_entries(void **state)
 
 	(void)state;
 	if (access(getenv("PRAGMA_BUILD_DIR") ? getenv("PRAGMA_BUILD_DIR") : ".", F_OK) != 0)
-		skip();
+		skip_because("PRAGMA_BUILD_DIR does not exist: the built harness is needed");
 	fixture("good_native", p, sizeof(p));
 	assert_int_equal(pragma_task_load(p, NULL, 0, &t, &err), 0);
 	if (pragma_ref_ensure(&t, seeds, 2, s, &err) < 0)
@@ -400,5 +402,5 @@ int main(void)
 		cmocka_unit_test(reference_cache_rebuilds_corrupt_entries),
 		cmocka_unit_test(scan_builtin_suites),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }

@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -159,5 +161,5 @@ int main(void)
 		cmocka_unit_test(child_missing_program),
 		cmocka_unit_test(child_signal_reported),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -585,7 +587,7 @@ static void test_symbols_read(void **state)
 
 	(void)state;
 	if (!have_cc)
-		skip();
+		skip_because("no C compiler (gcc) to build the test kernels");
 	compile("syms", "#include <pragma/kernel.h>\n#include <math.h>\n#include <stdlib.h>\n"
 			"int pk_forward(const struct pk_tensor *in, int ni, struct pk_tensor *out, int no) {\n"
 			"  float *y = out[0].data; const float *x = in[0].data;\n"
@@ -708,7 +710,7 @@ static void test_verify_kernels(void **state)
 
 	(void)state;
 	if (!have_cc)
-		skip();
+		skip_because("no C compiler (gcc) to build the test kernels");
 	verdict_of("good", HEAD "  #pragma omp parallel for\n  for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i];\n"
 				"  return 0; }\n",
 		   0, &v);
@@ -743,7 +745,7 @@ static void test_eval(void **state)
 
 	(void)state;
 	if (!have_cc)
-		skip();
+		skip_because("no C compiler (gcc) to build the test kernels");
 	verdict_of("evalgood", HEAD "  for (int64_t i = 0; i < n; i++) y[i] = x[i] + x[i];\n  return 0; }\n", 1, &v);
 	if (v.status != PRAGMA_V_OK)
 		fail_msg("eval: %s: %s", pragma_vstatus_name(v.status), v.message);
@@ -830,5 +832,5 @@ int main(void)
 		cmocka_unit_test(test_eval),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }
