@@ -41,6 +41,12 @@ struct pragma_child {
 	/* Extra fds to keep open in the child (dup'ed to the same numbers). */
 	const int *keep_fds;
 	int n_keep_fds;
+	/* pragma_child_run only: called about every tick_ms (0: never) while the
+	 * child runs, from the calling thread, with what was captured so far in
+	 * c->out and c->err: progress for long waits (see pragma/log.h). */
+	void (*tick)(struct pragma_child *c, double elapsed_ms, void *ctx);
+	void *tick_ctx;
+	int tick_ms;
 
 	/* out */
 	pid_t pid;
@@ -79,5 +85,29 @@ const char *pragma_child_status_str(const struct pragma_child *c, char *buf, siz
 
 /* Find a program in PATH; returns 1 and fills out (if non-NULL) when found. */
 int pragma_which(const char *prog, struct pragma_buf *out);
+
+/*
+ * Children die with pragma. Every child started here gets its own process
+ * group, so a Ctrl-C on the terminal does not reach it: pragma has to pass
+ * it on. The groups of live children are kept in a registry (lock-free,
+ * async-signal-safe to read); pragma_proc_install_signal_handlers(), called
+ * once by the CLI, catches SIGINT, SIGTERM and SIGHUP (each unless it was
+ * ignored when pragma started, as nohup and background jobs of scripts do),
+ * and on one: erases the progress line, sends SIGTERM to every registered
+ * group, waits up to 500 ms for them, SIGKILLs what is left, and then dies
+ * of the same signal (exit status 128+N to a shell: 130, 143, 129). A second
+ * signal during that is held. Nothing is written to the store: a run left
+ * "running" is recognized as interrupted from its pid (pragma/store.h).
+ */
+int pragma_proc_install_signal_handlers(void);
+/* Register a process the caller forked itself (not through pragma_child):
+ * as a group (its own process group) or as a single process (a child in
+ * pragma's own group, e.g. a whole pragma process that kills its own
+ * children when signalled). Untrack it once reaped. 0, or -1 when the
+ * registry (256 entries) is full. */
+int pragma_proc_track(pid_t pid, int group);
+void pragma_proc_untrack(pid_t pid);
+/* How many children are registered now (tests). */
+int pragma_proc_tracked(void);
 
 #endif

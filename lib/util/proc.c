@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +17,155 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pragma/log.h"
 #include "pragma/proc.h"
 
 extern char **environ;
 
 #define DEFAULT_CAP ((size_t)4 << 20)
+#define MAX_TRACKED 256
+#define SIGNAL_GRACE_MS 500
+
+/* ---- the registry of live children (see pragma/proc.h) ---------------- */
+
+/* > 0: the leader of a process group to kill; < 0: -pid of a single
+ * process; 0: free. Lock-free, so the signal handler can read it. */
+static _Atomic int tracked[MAX_TRACKED];
+/* The signals the CLI's handler catches; blocked around fork() so a child
+ * is always registered before the handler could look for it. */
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+int pragma_proc_track(pid_t pid, int group)
+{
+	int v = group ? (int)pid : -(int)pid;
+
+	if (pid <= 0)
+		return -1;
+	for (int i = 0; i < MAX_TRACKED; i++) {
+		int expected = 0;
+		if (atomic_compare_exchange_strong(&tracked[i], &expected, v))
+			return 0;
+	}
+	pragma_warn("more than %d child processes at once: pid %d will not be stopped on Ctrl-C", MAX_TRACKED,
+		    (int)pid);
+	return -1;
+}
+
+void pragma_proc_untrack(pid_t pid)
+{
+	for (int i = 0; i < MAX_TRACKED; i++) {
+		int expected = (int)pid;
+		if (atomic_compare_exchange_strong(&tracked[i], &expected, 0))
+			return;
+		expected = -(int)pid;
+		if (atomic_compare_exchange_strong(&tracked[i], &expected, 0))
+			return;
+	}
+}
+
+int pragma_proc_tracked(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < MAX_TRACKED; i++)
+		n += atomic_load(&tracked[i]) != 0;
+	return n;
+}
+
+static void block_fatal(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		sigaddset(&set, fatal_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+static double mono_ms_signal_safe(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe (POSIX.1-2008) */
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Only async-signal-safe calls from here to the end of the handler. */
+static void signal_all(int sig)
+{
+	for (int i = 0; i < MAX_TRACKED; i++) {
+		int v = atomic_load(&tracked[i]);
+		if (v > 0)
+			kill(-v, sig); /* the group */
+		else if (v < 0)
+			kill(-v, sig); /* the single process -v */
+	}
+}
+
+static int all_gone(void)
+{
+	int gone = 1;
+
+	for (int i = 0; i < MAX_TRACKED; i++) {
+		int v = atomic_load(&tracked[i]);
+		if (!v)
+			continue;
+		pid_t pid = v > 0 ? v : -v;
+		/* Reap our own child (a zombie still counts as a group member);
+		 * another thread waiting for it gets ECHILD, and we are exiting. */
+		waitpid(pid, NULL, WNOHANG);
+		if (v > 0 ? kill(-pid, 0) == 0 : kill(pid, 0) == 0)
+			gone = 0;
+	}
+	return gone;
+}
+
+static void on_fatal_signal(int sig)
+{
+	int saved = errno;
+	double until;
+	struct sigaction dfl;
+	sigset_t set;
+
+	pragma_progress_clear_signal_safe();
+	signal_all(SIGTERM);
+	until = mono_ms_signal_safe() + SIGNAL_GRACE_MS;
+	while (!all_gone() && mono_ms_signal_safe() < until) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	signal_all(SIGKILL);
+	/* Die of the same signal, so a shell sees 128+N and stops a script. */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	errno = saved;
+	_exit(128 + sig);
+}
+
+int pragma_proc_install_signal_handlers(void)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		sigaddset(&sa.sa_mask, fatal_signals[i]);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		/* Ignored at start (nohup, `cmd &` in a script): leave it ignored. */
+		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		if (sigaction(fatal_signals[i], &sa, NULL) < 0)
+			return -1;
+	}
+	return 0;
+}
 
 static double now_ms(void)
 {
@@ -133,8 +278,17 @@ static void child_exec(struct pragma_child *c, const char *prog, char **env, int
 {
 	int e;
 	sigset_t none;
+	struct sigaction dfl, old;
 
 	setpgid(0, 0);
+	/* pragma's handlers are not the child's: back to the defaults (an
+	 * ignored signal stays ignored) before the signals are unblocked. */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(fatal_signals[i], &dfl, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
@@ -193,8 +347,21 @@ static int spawn(struct pragma_child *c, int in_fd, int out_fd, int err_fd, stru
 		pragma_err_set(err, PRAGMA_E_INTERNAL, "cannot prepare %s: %s", c->argv[0], strerror(errno));
 		goto out;
 	}
+	if (pragma_log_get_level() >= PRAGMA_LOG_DEBUG) {
+		struct pragma_buf line = PRAGMA_BUF_INIT;
+		for (int i = 0; c->argv[i] && i < 24; i++)
+			pragma_buf_addf(&line, "%s%.200s", i ? " " : "", c->argv[i]);
+		if (c->timeout_ms > 0)
+			pragma_debug("running %s (deadline %.1f s)", line.data, c->timeout_ms / 1000.0);
+		else
+			pragma_debug("running %s", line.data);
+		pragma_buf_release(&line);
+	}
+	sigset_t oldmask;
+	block_fatal(&oldmask);
 	c->pid = fork();
 	if (c->pid < 0) {
+		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 		pragma_err_set(err, PRAGMA_E_ENV, "fork failed for %s: %s", c->argv[0], strerror(errno));
 		goto out;
 	}
@@ -204,6 +371,8 @@ static int spawn(struct pragma_child *c, int in_fd, int out_fd, int err_fd, stru
 	}
 	/* Also from the parent, so the group exists before we might kill it. */
 	setpgid(c->pid, c->pid);
+	pragma_proc_track(c->pid, 1);
+	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 	close(errpipe[1]);
 	errpipe[1] = -1;
 	do
@@ -212,6 +381,7 @@ static int spawn(struct pragma_child *c, int in_fd, int out_fd, int err_fd, stru
 	if (n == sizeof(child_errno)) {
 		int st;
 		waitpid(c->pid, &st, 0);
+		pragma_proc_untrack(c->pid);
 		c->pid = 0;
 		pragma_err_set(err, child_errno == ENOENT || child_errno == EACCES ? PRAGMA_E_ENV : PRAGMA_E_INTERNAL,
 			       "cannot run %s: %s", prog.data, strerror(child_errno));
@@ -266,6 +436,7 @@ static void wait_deadline(struct pragma_child *c, double deadline)
 	}
 	/* Leftovers of the group (a daemonized grandchild) go too. */
 	killpg(c->pid, SIGKILL);
+	pragma_proc_untrack(c->pid);
 	c->pid = 0;
 }
 
@@ -300,6 +471,7 @@ void pragma_child_kill(struct pragma_child *c)
 		nanosleep(&ts, NULL);
 	}
 	killpg(c->pid, SIGKILL);
+	pragma_proc_untrack(c->pid);
 	c->pid = 0;
 }
 
@@ -379,9 +551,15 @@ int pragma_child_run(struct pragma_child *c, struct pragma_err *err)
 	}
 
 	deadline = c->timeout_ms > 0 ? start + c->timeout_ms : 0;
+	double next_tick = c->tick && c->tick_ms > 0 ? start + c->tick_ms : 0;
 	for (;;) {
 		struct pollfd p[3];
 		int np = 0, io = -1, oo = -1, eo = -1, wait_ms = -1;
+
+		if (next_tick > 0 && now_ms() >= next_tick) {
+			c->tick(c, now_ms() - start, c->tick_ctx);
+			next_tick = now_ms() + c->tick_ms;
+		}
 
 		if (in[1] >= 0) {
 			p[np] = (struct pollfd){ .fd = in[1], .events = POLLOUT };
@@ -404,6 +582,13 @@ int pragma_child_run(struct pragma_child *c, struct pragma_err *err)
 				break;
 			}
 			wait_ms = (int)left + 1;
+		}
+		if (next_tick > 0) {
+			int to_tick = (int)(next_tick - now_ms()) + 1;
+			if (to_tick < 1)
+				to_tick = 1;
+			if (wait_ms < 0 || to_tick < wait_ms)
+				wait_ms = to_tick;
 		}
 		int r = poll(p, (nfds_t)np, wait_ms);
 		if (r < 0 && errno == EINTR)

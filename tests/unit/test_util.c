@@ -5,7 +5,9 @@
 #include <cmocka.h>
 
 #include "pragma_test.h"
+#include <errno.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -149,6 +151,125 @@ static void child_signal_reported(void **state)
 	pragma_child_release(&c);
 }
 
+/* Ticks come while a child runs, with the elapsed time; the registry
+ * holds the child while it runs and forgets it once reaped. */
+static void tick_count(struct pragma_child *c, double elapsed_ms, void *ctx)
+{
+	double *last = ctx;
+
+	(void)c;
+	assert_true(elapsed_ms >= last[1]);
+	last[0]++;
+	last[1] = elapsed_ms;
+	assert_int_equal(pragma_proc_tracked(), 1);
+}
+
+static void child_ticks_and_registry(void **state)
+{
+	const char *argv[] = { "sleep", "0.4", NULL };
+	struct pragma_child c = PRAGMA_CHILD_INIT;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	double seen[2] = { 0, 0 };
+
+	(void)state;
+	assert_int_equal(pragma_proc_tracked(), 0);
+	c.argv = argv;
+	c.tick = tick_count;
+	c.tick_ctx = seen;
+	c.tick_ms = 50;
+	assert_int_equal(pragma_child_run(&c, &err), 0);
+	assert_true(c.exited && c.exit_code == 0);
+	assert_true(seen[0] >= 3);
+	assert_true(seen[1] >= 150);
+	assert_int_equal(pragma_proc_tracked(), 0);
+	pragma_child_release(&c);
+}
+
+/* What the CLI does: a signal to pragma stops the children in their own
+ * process groups (which a Ctrl-C on the terminal never reaches), then
+ * pragma dies of that signal. */
+static pid_t start_stand_in(int ignore_int, int *pipe_rd)
+{
+	int p[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		const char *argv[] = { "sleep", "1000", NULL };
+		struct pragma_child c = PRAGMA_CHILD_INIT;
+		struct pragma_err err = PRAGMA_ERR_INIT;
+		close(p[0]);
+		if (ignore_int)
+			signal(SIGINT, SIG_IGN);
+		pragma_proc_install_signal_handlers();
+		c.argv = argv;
+		if (pragma_child_start(&c, NULL, NULL, &err) < 0)
+			_exit(3);
+		if (write(p[1], &c.pid, sizeof(c.pid)) != sizeof(c.pid))
+			_exit(4);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	*pipe_rd = p[0];
+	return pid;
+}
+
+static int gone_within(pid_t pid, int ms)
+{
+	for (int i = 0; i < ms / 10; i++) {
+		if (kill(pid, 0) < 0 && errno == ESRCH)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static void signal_stops_children(void **state)
+{
+	int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++) {
+		int rd, status;
+		pid_t grandchild = 0;
+		pid_t pid = start_stand_in(0, &rd);
+		assert_int_equal(read(rd, &grandchild, sizeof(grandchild)), sizeof(grandchild));
+		close(rd);
+		assert_true(grandchild > 0);
+		assert_int_equal(kill(grandchild, 0), 0);
+		assert_int_equal(getpgid(grandchild), grandchild); /* its own group */
+		assert_int_equal(kill(pid, sigs[k]), 0);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFSIGNALED(status));
+		assert_int_equal(WTERMSIG(status), sigs[k]); /* a shell sees 128+N */
+		if (!gone_within(grandchild, 3000))
+			fail_msg("signal %d: the child (pid %d) outlived pragma", sigs[k], (int)grandchild);
+	}
+}
+
+/* A signal ignored when pragma started (nohup, `cmd &` in a script) stays
+ * ignored. */
+static void ignored_signal_stays_ignored(void **state)
+{
+	int rd, status;
+	pid_t grandchild = 0, pid = start_stand_in(1, &rd);
+
+	(void)state;
+	assert_int_equal(read(rd, &grandchild, sizeof(grandchild)), sizeof(grandchild));
+	close(rd);
+	assert_int_equal(kill(pid, SIGINT), 0);
+	usleep(300 * 1000);
+	assert_int_equal(waitpid(pid, &status, WNOHANG), 0); /* still there */
+	assert_int_equal(kill(grandchild, 0), 0);
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	assert_true(gone_within(grandchild, 3000));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +281,9 @@ int main(void)
 		cmocka_unit_test(child_output_cap),
 		cmocka_unit_test(child_missing_program),
 		cmocka_unit_test(child_signal_reported),
+		cmocka_unit_test(child_ticks_and_registry),
+		cmocka_unit_test(signal_stops_children),
+		cmocka_unit_test(ignored_signal_stays_ignored),
 	};
 	return pragma_run_tests(tests, NULL, NULL);
 }
