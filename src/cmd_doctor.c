@@ -10,9 +10,13 @@
 #include "opts.h"
 #include "pragma/bridge.h"
 #include "pragma/build.h"
+#include "pragma/config.h"
 #include "pragma/cuda.h"
 #include "pragma/fs.h"
+#include "pragma/llm.h"
 #include "pragma/proc.h"
+
+extern char **environ;
 
 static const char usage[] =
 	"usage: pragma doctor [--json]\n"
@@ -218,18 +222,105 @@ static void check_cuda(struct report *r)
 		check(r, c[i].name, c[i].level, 0, c[i].detail, c[i].hint);
 }
 
+/* The model: configured or not, and whether a client opens with it (a
+ * bad spec or a missing key fails here, before a run finds out). */
 static void check_llm(struct report *r)
 {
-	const char *spec = getenv("PRAGMA_LLM");
-	char d[256];
+	struct pragma_llm_options opt = PRAGMA_LLM_OPTIONS_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	const struct pragma_setting *s = pragma_setting_find_env("PRAGMA_LLM");
+	struct pragma_llm *llm = NULL;
+	char from[1024], d[4400], why[256];
+	const char *spec = s ? pragma_setting_value(s, from, sizeof(from)) : NULL;
 
-	if (spec && *spec) {
-		snprintf(d, sizeof(d), "PRAGMA_LLM=%s", spec);
-		check(r, "llm", "ok", 0, d, "'pragma llm ping' sends a test request");
-	} else {
+	if (!spec) {
 		check(r, "llm", "warn", 0, "no model configured (PRAGMA_LLM or --llm)",
 		      "e.g. PRAGMA_LLM=openai:gpt-4o with PRAGMA_LLM_API_KEY, or anthropic:MODEL, or exec:COMMAND");
+		return;
 	}
+	if (pragma_setting_check_value(s, spec, why, sizeof(why)) < 0) {
+		snprintf(d, sizeof(d), "%s = '%.200s' %s", from, spec, why);
+		check(r, "llm", "fail", 1, d,
+		      "write PROVIDER:MODEL: openai:gpt-4o, anthropic:claude-sonnet-4-5, exec:'my-agent', replay:FILE");
+		return;
+	}
+	opt.cache = 0;
+	if (pragma_llm_open(&llm, &opt, &e) < 0) {
+		snprintf(d, sizeof(d), "%s (from %s)", e.msg, from);
+		check(r, "llm", "fail", 1, d, e.hint[0] ? e.hint : "see docs/llm.md");
+		return;
+	}
+	snprintf(d, sizeof(d), "%s (from %s)", pragma_llm_describe(llm), from);
+	check(r, "llm", "ok", 0, d, "'pragma llm ping' sends a test request");
+	pragma_llm_free(llm);
+}
+
+struct bad_ctx {
+	struct report *r;
+	int n;
+};
+
+static void on_bad_setting(void *ctx, const char *name, const struct pragma_err *e)
+{
+	struct bad_ctx *b = ctx;
+	char n[128];
+
+	snprintf(n, sizeof(n), "setting %s", name);
+	check(b->r, n, "fail", 1, e->msg, e->hint);
+	b->n++;
+}
+
+/* Every setting in effect (README's Configuration section): bad values and
+ * unknown config keys fail (every other command refuses to start with
+ * them), programs that are not there fail, and PRAGMA_* variables pragma
+ * does not know are named (a misspelling does nothing). */
+static void check_settings(struct report *r)
+{
+	struct bad_ctx b = { r, 0 };
+	const struct pragma_setting *s;
+	size_t n;
+	char d[4400];
+
+	pragma_settings_check_each(on_bad_setting, &b);
+	s = pragma_settings(&n);
+	for (size_t i = 0; i < n; i++) {
+		const char *v;
+		if (s[i].kind != PRAGMA_SETTING_PROGRAM || !s[i].env || !(v = getenv(s[i].env)) || !*v)
+			continue;
+		if (!pragma_which(v, NULL)) {
+			char name[96];
+			snprintf(name, sizeof(name), "setting %s", s[i].env);
+			snprintf(d, sizeof(d), "%s='%.300s' is not a program that can be run (not found in PATH, or "
+				 "not executable)", s[i].env, v);
+			check(r, name, "fail", 1, d, "point it at the program, or unset it for the default");
+			b.n++;
+		}
+	}
+	for (char **e = environ; *e; e++) {
+		/* Set by pragma for exec: models, read by scripts/llm_mailbox.sh,
+		 * or by the tests: not settings of the binary. */
+		static const char *const set_by_pragma[] = { "PRAGMA_AGENT", "PRAGMA_ATTEMPT", "PRAGMA_LLM_MODEL",
+							     "PRAGMA_TASK", "PRAGMA_MODE", "PRAGMA_MAILBOX",
+							     "PRAGMA_MAILBOX_BY_TASK", "PRAGMA_TEST_DATA",
+							     "PRAGMA_BUILD_DIR", "PRAGMA_TEST_VERBOSE", NULL };
+		char name[128];
+		size_t k = strcspn(*e, "=");
+		int known = 0;
+		if (strncmp(*e, "PRAGMA_", 7) || k >= sizeof(name))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)k, *e);
+		known = pragma_setting_find_env(name) != NULL;
+		for (int j = 0; !known && set_by_pragma[j]; j++)
+			known = !strcmp(name, set_by_pragma[j]);
+		if (!known) {
+			char label[160];
+			snprintf(label, sizeof(label), "setting %s", name);
+			snprintf(d, sizeof(d), "%s is set but pragma reads no such variable", name);
+			check(r, label, "warn", 0, d, "a misspelling? README's Configuration section lists the settings");
+		}
+	}
+	if (!b.n)
+		check(r, "settings", "ok", 0, "every setting in the environment and the config files is valid", NULL);
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -253,6 +344,7 @@ int cmd_doctor(int argc, char **argv)
 	check_sandbox(&r);
 	check_perf(&r);
 	check_cuda(&r);
+	check_settings(&r);
 	check_llm(&r);
 	if (pragma_cache_dir(&cache, &e) == 0)
 		check(&r, "cache dir", "ok", 1, cache.data, NULL);

@@ -19,6 +19,9 @@
 #ifndef PRAGMA_CONFIG_H
 #define PRAGMA_CONFIG_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "pragma/err.h"
 
 struct pragma_config_entry {
@@ -71,5 +74,74 @@ int pragma_config_get_double(const char *section, const char *key, double *out, 
 int pragma_config_get_long(const char *section, const char *key, long long *out, struct pragma_err *err);
 /* "1/0", "yes/no", "on/off", "true/false". */
 int pragma_config_get_bool(const char *section, const char *key, int *out, struct pragma_err *err);
+
+/*
+ * Settings: every environment variable and config-file key pragma reads is
+ * listed in one table (lib/util/config.c), with what it accepts and its
+ * default. A bad value is never replaced by the default in silence: the
+ * CLI checks them all before a command runs (pragma_settings_check: exit 2
+ * naming the variable, the value and what it accepts), and `pragma doctor`
+ * gives a fail line per bad one. A config-file key that is not in the table
+ * is an error too (a misspelled key would otherwise do nothing). Code that
+ * reads a new setting adds it to the table; README's configuration section
+ * lists the table (a unit test keeps the two in step).
+ */
+enum pragma_setting_kind {
+	PRAGMA_SETTING_TEXT,     /* any text */
+	PRAGMA_SETTING_PATH,     /* a path; need not exist (created when needed) */
+	PRAGMA_SETTING_DIR,      /* an existing directory */
+	PRAGMA_SETTING_FILE,     /* an existing, readable file */
+	PRAGMA_SETTING_PROGRAM,  /* a program name in PATH or a path (checked by doctor, exit 3 at use) */
+	PRAGMA_SETTING_BOOL,     /* 1/0, yes/no, on/off, true/false */
+	PRAGMA_SETTING_INT,      /* a whole number in [min, max] */
+	PRAGMA_SETTING_NUMBER,   /* a number in [min, max] */
+	PRAGMA_SETTING_SECONDS,  /* a number of seconds > 0 (and <= max when max > 0) */
+	PRAGMA_SETTING_SIZE,     /* bytes, > 0, with an optional K, M, G or T suffix (powers of 1024) */
+	PRAGMA_SETTING_LLM_SPEC, /* PROVIDER:MODEL with a known provider */
+	PRAGMA_SETTING_URL,      /* http://... or https://... */
+	PRAGMA_SETTING_CUDA_ARCH,/* sm_NN (or NN) */
+	PRAGMA_SETTING_CHOICE,   /* one of the '|'-separated words in choices */
+};
+
+struct pragma_setting {
+	const char *env;         /* "PRAGMA_CACHE_MAX", or NULL: config file only */
+	const char *section;     /* config-file section ("" before any [section]), or NULL: environment only */
+	const char *key;
+	enum pragma_setting_kind kind;
+	double min, max;         /* INT, NUMBER, SECONDS */
+	const char *def;         /* the default, in words */
+	const char *doc;         /* what it does, one line */
+	const char *choices;     /* CHOICE: "a|b|c" */
+};
+
+/* The table; *n its length. */
+const struct pragma_setting *pragma_settings(size_t *n);
+/* The entry for an environment variable, or NULL. */
+const struct pragma_setting *pragma_setting_find_env(const char *env);
+/* What a kind accepts, in words ("a size: bytes with an optional K, M, G or T suffix, e.g. 8G"). */
+const char *pragma_setting_accepts(const struct pragma_setting *s, char *buf, size_t len);
+/* Check one value: 0, or -1 with why filled ("is not a number"). */
+int pragma_setting_check_value(const struct pragma_setting *s, const char *value, char *why, size_t len);
+/* The value in effect (environment over config file; an empty variable
+ * counts as unset) and where it came from ("$PRAGMA_CACHE_MAX",
+ * "/home/u/.config/pragma/config:3"); NULL when unset. Borrowed. */
+const char *pragma_setting_value(const struct pragma_setting *s, char *from, size_t fromlen);
+
+/* Every setting in effect, the config files' syntax, and that they hold no
+ * unknown key. pragma_settings_check stops at the first problem
+ * (PRAGMA_E_INPUT, message naming the setting, value and what it accepts,
+ * and a hint). pragma_settings_check_each calls bad() for every problem
+ * (name: the variable or section.key) and returns how many there were. */
+int pragma_settings_check(struct pragma_err *err);
+int pragma_settings_check_each(void (*bad)(void *ctx, const char *name, const struct pragma_err *e), void *ctx);
+
+/* Typed, validated reads of a setting by its environment name (the table
+ * gives its config key too): 1 and *out set, 0 when unset (*out untouched),
+ * -1 when the value is bad (err as pragma_settings_check says it). */
+int pragma_setting_size(const char *env, uint64_t *out, struct pragma_err *err);
+int pragma_setting_seconds(const char *env, double *out, struct pragma_err *err);
+int pragma_setting_bool(const char *env, int *out, struct pragma_err *err);
+/* A size "8G", "512M", "1.5G", "4096" (bytes); -1 when it is not one. */
+int pragma_parse_size(const char *s, uint64_t *out);
 
 #endif

@@ -141,6 +141,175 @@ static void test_global(void **state)
 	pragma_config_reload();
 }
 
+static void count_bad(void *ctx, const char *name, const struct pragma_err *e)
+{
+	(void)ctx;
+	(void)name;
+	assert_int_equal(e->kind, PRAGMA_E_INPUT);
+}
+
+/* Only the named variables: every other PRAGMA_* setting unset, no files. */
+static void clean_env(void)
+{
+	size_t n;
+	const struct pragma_setting *t = pragma_settings(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (t[i].env)
+			unsetenv(t[i].env);
+	setenv("PRAGMA_CONFIG_NO_DEFAULTS", "1", 1);
+	pragma_config_reload();
+}
+
+static void expect_bad(const char *env, const char *value, const char *why)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	char want[256];
+
+	clean_env();
+	setenv(env, value, 1);
+	assert_int_equal(pragma_settings_check(&err), -1);
+	assert_int_equal(err.kind, PRAGMA_E_INPUT);
+	/* Names the variable and the value, says what it accepts and why. */
+	snprintf(want, sizeof(want), "%s='%s'", env, value);
+	if (!strstr(err.msg, want) || !strstr(err.msg, "it accepts") || !strstr(err.msg, why))
+		fail_msg("%s=%s: message '%s'", env, value, err.msg);
+	assert_non_null(strstr(err.hint, env));
+	unsetenv(env);
+}
+
+static void expect_good(const char *env, const char *value)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+
+	clean_env();
+	setenv(env, value, 1);
+	if (pragma_settings_check(&err) != 0)
+		fail_msg("%s=%s refused: %s", env, value, err.msg);
+	unsetenv(env);
+}
+
+/* A bad setting is an error naming it, never a silent default. */
+static void test_settings_values(void **state)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	uint64_t u = 0;
+	double d = 0;
+
+	(void)state;
+	expect_bad("PRAGMA_CACHE_MAX", "lots", "is not a size");
+	expect_bad("PRAGMA_CACHE_MAX", "-5", "is not a size");
+	expect_bad("PRAGMA_CACHE_MAX", "0", "is not a size");
+	expect_bad("PRAGMA_CACHE_MAX", "8Q", "is not a size");
+	expect_good("PRAGMA_CACHE_MAX", "8G");
+	expect_good("PRAGMA_CACHE_MAX", "1.5GiB");
+	expect_good("PRAGMA_CACHE_MAX", "4096");
+	expect_bad("PRAGMA_LLM", "bogus", "is not PROVIDER:MODEL");
+	expect_bad("PRAGMA_LLM", "gpt:4o", "unknown provider 'gpt'");
+	expect_good("PRAGMA_LLM", "exec:cat");
+	expect_good("PRAGMA_LLM", "openai:gpt-4o");
+	expect_bad("PRAGMA_LLM_TEMPERATURE", "3", "out of range");
+	expect_bad("PRAGMA_LLM_RETRIES", "lots", "not a whole number");
+	expect_bad("PRAGMA_LLM_TIMEOUT", "0", "out of range");
+	expect_bad("PRAGMA_LLM_STREAM", "maybe", "not a yes/no");
+	expect_bad("PRAGMA_LLM_BASE_URL", "127.0.0.1:8000", "not an http");
+	expect_bad("PRAGMA_BRIDGE_TIMEOUT", "soon", "not a number of seconds");
+	expect_bad("PRAGMA_BRIDGE_TIMEOUT", "-1", "out of range");
+	expect_bad("PRAGMA_NO_TCMALLOC", "please", "not a yes/no");
+	expect_bad("PRAGMA_HOME", "/nonexistent/pragma", "does not exist");
+	expect_bad("PRAGMA_CUDA_ARCH", "ampere", "not a CUDA architecture");
+	expect_good("PRAGMA_CUDA_ARCH", "sm_90a");
+	expect_good("PRAGMA_CUDA_ARCH", "80");
+
+	/* An empty variable is unset. */
+	clean_env();
+	setenv("PRAGMA_CACHE_MAX", "", 1);
+	assert_int_equal(pragma_settings_check(&err), 0);
+	assert_int_equal(pragma_setting_size("PRAGMA_CACHE_MAX", &u, &err), 0);
+	setenv("PRAGMA_CACHE_MAX", "512M", 1);
+	assert_int_equal(pragma_setting_size("PRAGMA_CACHE_MAX", &u, &err), 1);
+	assert_true(u == 512ull << 20);
+	setenv("PRAGMA_CACHE_MAX", "lots", 1);
+	assert_int_equal(pragma_setting_size("PRAGMA_CACHE_MAX", &u, &err), -1);
+	assert_non_null(strstr(err.msg, "PRAGMA_CACHE_MAX='lots'"));
+	setenv("PRAGMA_BRIDGE_TIMEOUT", "2.5", 1);
+	assert_int_equal(pragma_setting_seconds("PRAGMA_BRIDGE_TIMEOUT", &d, &err), 1);
+	assert_true(d == 2.5);
+	clean_env();
+}
+
+/* The config file: bad values and unknown keys are errors with file:line. */
+static void test_settings_file(void **state)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	char path[600];
+	int bad = 0;
+
+	(void)state;
+	clean_env();
+	put("settings.conf", "[llm]\ntemprature = 0.3\n");
+	snprintf(path, sizeof(path), "%s/settings.conf", dir);
+	setenv("PRAGMA_CONFIG", path, 1);
+	pragma_config_reload();
+	assert_int_equal(pragma_settings_check(&err), -1);
+	assert_non_null(strstr(err.msg, "settings.conf:2: unknown setting 'llm.temprature'"));
+	assert_non_null(strstr(err.hint, "temperature"));
+
+	put("settings.conf", "[cache]\nmax = lots\n[bridge]\ntimeout = 30\n");
+	pragma_config_reload();
+	assert_int_equal(pragma_settings_check(&err), -1);
+	assert_non_null(strstr(err.msg, "settings.conf:2: cache.max = 'lots' is not a size"));
+
+	/* Good values: read back through the typed getters, the
+	 * environment over the file. */
+	put("settings.conf", "[cache]\nmax = 2G\n[bridge]\ntimeout = 30\nllm = exec:cat\n");
+	pragma_config_reload();
+	assert_int_equal(pragma_settings_check(&err), -1); /* 'llm' belongs before any section */
+	assert_non_null(strstr(err.msg, "unknown setting 'bridge.llm'"));
+	put("settings.conf", "llm = exec:cat\n[cache]\nmax = 2G\n[bridge]\ntimeout = 30\n");
+	pragma_config_reload();
+	assert_int_equal(pragma_settings_check(&err), 0);
+	uint64_t u = 0;
+	assert_int_equal(pragma_setting_size("PRAGMA_CACHE_MAX", &u, &err), 1);
+	assert_true(u == 2ull << 30);
+	setenv("PRAGMA_CACHE_MAX", "1G", 1);
+	assert_int_equal(pragma_setting_size("PRAGMA_CACHE_MAX", &u, &err), 1);
+	assert_true(u == 1ull << 30);
+
+	/* doctor's view: every problem, not only the first. */
+	put("settings.conf", "[llm]\nretries = x\nnope = 1\n[nosuch]\na = 1\n");
+	pragma_config_reload();
+	setenv("PRAGMA_CACHE_MAX", "lots", 1);
+	bad = pragma_settings_check_each(count_bad, NULL);
+	assert_int_equal(bad, 4);
+	unsetenv("PRAGMA_CONFIG");
+	clean_env();
+}
+
+/* README's Configuration section lists every environment setting. */
+static void test_settings_documented(void **state)
+{
+	struct pragma_buf readme = PRAGMA_BUF_INIT;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	char path[1024];
+	size_t n;
+	const struct pragma_setting *t = pragma_settings(&n);
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/README.md", getenv("PRAGMA_HOME") ? getenv("PRAGMA_HOME") : "..");
+	assert_int_equal(pragma_read_file(path, &readme, 0, &err), 0);
+	for (size_t i = 0; i < n; i++) {
+		char want[128];
+		if (t[i].env)
+			snprintf(want, sizeof(want), "`%s`", t[i].env);
+		else
+			snprintf(want, sizeof(want), "`%s%s%s`", t[i].section, *t[i].section ? "." : "", t[i].key);
+		if (!strstr(readme.data, want))
+			fail_msg("README.md does not document %s", want);
+	}
+	pragma_buf_release(&readme);
+}
+
 static int setup(void **state)
 {
 	struct pragma_buf tmp = PRAGMA_BUF_INIT;
@@ -166,6 +335,9 @@ int main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_global),
+		cmocka_unit_test(test_settings_values),
+		cmocka_unit_test(test_settings_file),
+		cmocka_unit_test(test_settings_documented),
 	};
 	return pragma_run_tests(tests, setup, teardown);
 }
