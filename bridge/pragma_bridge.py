@@ -462,6 +462,11 @@ class Problem:
     def call(self, what, fn, *args):
         """Run problem code; turn its exceptions into problem_exception with
         the last traceback frame that lies in the problem file."""
+        # pragma shows this while it waits ("running forward()", lib/task/bridge.c);
+        # once per change, so timing loops write (and pay for) nothing.
+        if getattr(self, "_phase", None) != what:
+            self._phase = what
+            log("running %s" % what)
         try:
             return fn(*args)
         except BridgeError:

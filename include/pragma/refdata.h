@@ -34,6 +34,15 @@ uint64_t pragma_ref_seed(int i);
 void pragma_ref_input_path(const struct pragma_refset *s, int i, char *out, size_t len);
 void pragma_ref_output_path(const struct pragma_refset *s, int i, char *out, size_t len);
 
+/* Refuse (PRAGMA_E_INPUT, before anything is allocated) a task whose
+ * inputs and outputs of n_sets input sets (the harness holds them all at
+ * once) need more than this machine's memory (or its cgroup's limit): says
+ * how many bytes and which --set sizes to lower. pragma_ref_ensure calls it
+ * before it makes data. */
+int pragma_task_check_memory(const struct pragma_task *t, int n_sets, struct pragma_err *err);
+/* The hint for a task too large: its size variables and their values. */
+void pragma_task_size_hint(const struct pragma_task *t, char *out, size_t len);
+
 /* Cache bound (bytes): $PRAGMA_CACHE_MAX (e.g. "8G"), default 8 GiB. */
 uint64_t pragma_ref_cache_limit(void);
 /* Evict least recently used entries until the reference cache is under

@@ -5,6 +5,7 @@
 
 #include "pragma/bridge.h"
 #include "pragma/buf.h"
+#include "pragma/config.h"
 #include "pragma/fs.h"
 #include "pragma/log.h"
 #include "pragma/proc.h"
@@ -70,8 +71,12 @@ const char *const *pragma_bridge_env(int threads)
 	env[n++] = blas;
 	env[n++] = mkl;
 	/* tcmalloc keeps freed pages, so torch does not pay for fresh pages on
-	 * every call (DESIGN 3.3); the baseline records which allocator ran. */
-	if (!getenv("PRAGMA_NO_TCMALLOC") && access(TCMALLOC, R_OK) == 0) {
+	 * every call (DESIGN 3.3); the baseline records which allocator ran.
+	 * PRAGMA_NO_TCMALLOC is checked at startup; a bad value here means on. */
+	int no_tcmalloc = 0;
+	if (pragma_setting_bool("PRAGMA_NO_TCMALLOC", &no_tcmalloc, NULL) < 0)
+		no_tcmalloc = 1;
+	if (!no_tcmalloc && access(TCMALLOC, R_OK) == 0) {
 		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", TCMALLOC);
 		env[n++] = preload;
 	}
@@ -80,18 +85,104 @@ const char *const *pragma_bridge_env(int threads)
 	return env;
 }
 
+/* What a run of the bridge is for, in words: "export 18_softmax". */
+static void bridge_what(const char *const *args, char *out, size_t len)
+{
+	static const struct {
+		const char *cmd, *verb;
+	} verbs[] = { { "info", "load" }, { "export", "export" }, { "time", "time" }, { "versions", "report its versions" } };
+	const char *verb = args[0] ? args[0] : "run";
+	struct pragma_buf stem = PRAGMA_BUF_INIT;
+
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (args[0] && !strcmp(args[0], verbs[i].cmd))
+			verb = verbs[i].verb;
+	if (args[0] && args[1] && args[1][0] != '-') {
+		pragma_path_stem(args[1], &stem);
+		snprintf(out, len, "%s %s", verb, stem.data);
+	} else {
+		snprintf(out, len, "%s", verb);
+	}
+	pragma_buf_release(&stem);
+}
+
+/* The last "pragma_bridge: running WHAT" line the bridge wrote on stderr
+ * (Problem.call in bridge/pragma_bridge.py): the problem code it is in. */
+static void bridge_phase(const struct pragma_buf *err, char *out, size_t len)
+{
+	static const char mark[] = "pragma_bridge: running ";
+	const char *last = NULL, *p = err->data;
+
+	out[0] = '\0';
+	if (!err->len)
+		return;
+	while ((p = strstr(p, mark))) {
+		if (p == err->data || p[-1] == '\n')
+			last = p;
+		p += sizeof(mark) - 1;
+	}
+	if (last) {
+		last += sizeof(mark) - 1;
+		snprintf(out, len, "running %.*s", (int)strcspn(last, "\r\n"), last);
+	}
+}
+
+struct bridge_wait {
+	const char *what;
+	int progress; /* progress id, -1 before the first few seconds */
+	int started;
+};
+
+#define BRIDGE_QUIET_MS 3000
+
+/* After a few seconds a wait says what it waits for; a step that is quick
+ * shows nothing. */
+static void bridge_tick(struct pragma_child *c, double elapsed_ms, void *ctx)
+{
+	struct bridge_wait *w = ctx;
+	char phase[160], text[400];
+
+	if (elapsed_ms < BRIDGE_QUIET_MS)
+		return;
+	bridge_phase(&c->err, phase, sizeof(phase));
+	snprintf(text, sizeof(text), "waiting for the PyTorch bridge to %s (%s, %.0f s)…", w->what,
+		 phase[0] ? phase : "starting Python and torch", elapsed_ms / 1000);
+	if (!w->started) {
+		w->progress = pragma_progress_begin("%s", text);
+		w->started = 1;
+	} else {
+		pragma_progress_update(w->progress, "%s", text);
+	}
+}
+
 int pragma_bridge_run(const char *const *args, int threads, int timeout_ms, json_t **out,
 		      struct pragma_err *err)
 {
 	struct pragma_buf script = PRAGMA_BUF_INIT;
 	struct pragma_child c = PRAGMA_CHILD_INIT;
+	struct bridge_wait w = { .progress = -1 };
 	const char *argv[64];
+	char what[200], phase[160];
 	json_error_t jerr;
 	json_t *o = NULL;
-	int n = 0, ret = -1;
+	int n = 0, ret = -1, from_setting = 0;
+	double secs;
 	char st[64];
 
 	*out = NULL;
+	/* PRAGMA_BRIDGE_TIMEOUT (or [bridge] timeout) replaces the caller's deadline. */
+	switch (pragma_setting_seconds("PRAGMA_BRIDGE_TIMEOUT", &secs, err)) {
+	case -1:
+		return -1;
+	case 1:
+		timeout_ms = secs * 1000 > 2e9 ? 2000000000 : (int)(secs * 1000 + 0.5);
+		if (timeout_ms < 1)
+			timeout_ms = 1;
+		from_setting = 1;
+		break;
+	default:
+		break;
+	}
 	if (pragma_data_path("bridge/pragma_bridge.py", &script, err) < 0)
 		return -1;
 	argv[n++] = pragma_bridge_python();
@@ -99,20 +190,36 @@ int pragma_bridge_run(const char *const *args, int threads, int timeout_ms, json
 	for (int i = 0; args[i] && n < 62; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
+	bridge_what(args, what, sizeof(what));
+	w.what = what;
 	c.argv = argv;
 	c.env = pragma_bridge_env(threads > 0 ? threads : 1);
 	c.timeout_ms = timeout_ms;
 	c.out_cap = 16 << 20;
 	c.err_cap = 1 << 20;
+	c.tick = bridge_tick;
+	c.tick_ctx = &w;
+	c.tick_ms = 1000;
 	if (pragma_child_run(&c, err) < 0) {
 		pragma_err_hint(err, "install python3 (scripts/install-deps.sh) or set PRAGMA_PYTHON");
+		goto out;
+	}
+	if (c.timed_out) {
+		bridge_phase(&c.err, phase, sizeof(phase));
+		pragma_err_set(err, PRAGMA_E_ENV, "the PyTorch bridge did not %s within %.0f s%s%s (killed)", what,
+			       timeout_ms / 1000.0, phase[0] ? "; it was " : "", phase);
+		pragma_err_hint(err, "%s; a problem this slow can be scaled down with --set NAME=VALUE, or given more time "
+				"with PRAGMA_BRIDGE_TIMEOUT=SECONDS (%s)",
+				strstr(phase, "forward") || strstr(phase, "get_inputs") || strstr(phase, "Model(") ?
+					"the problem's own code was still running" : "check the problem file",
+				from_setting ? "set now" : "not set");
 		goto out;
 	}
 	o = json_loadb(c.out.data, c.out.len, 0, &jerr);
 	if (!o || !json_is_object(o)) {
 		pragma_buf_rtrim(&c.err);
 		const char *tail = c.err.len > 600 ? c.err.data + c.err.len - 600 : c.err.data;
-		pragma_err_set(err, c.timed_out ? PRAGMA_E_ENV : PRAGMA_E_INTERNAL, "the PyTorch bridge %s without an answer%s%s",
+		pragma_err_set(err, PRAGMA_E_INTERNAL, "the PyTorch bridge %s without an answer%s%s",
 			       pragma_child_status_str(&c, st, sizeof(st)), *tail ? ":\n" : "", tail);
 		goto out;
 	}
@@ -132,6 +239,8 @@ int pragma_bridge_run(const char *const *args, int threads, int timeout_ms, json
 	o = NULL;
 	ret = 0;
 out:
+	if (w.started)
+		pragma_progress_end(w.progress);
 	json_decref(o);
 	pragma_child_release(&c);
 	pragma_buf_release(&script);

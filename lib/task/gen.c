@@ -147,8 +147,13 @@ int pragma_gen_inputs(const struct pragma_task *t, uint64_t seed, const char *di
 		char path[4200];
 		int rc;
 
-		if (pragma_tensor_alloc(&x, s->dtype, s->ndim, s->shape, err) < 0)
+		if (pragma_tensor_alloc(&x, s->dtype, s->ndim, s->shape, err) < 0) {
+			char hint[768];
+			pragma_err_prefix(err, "input '%s'", s->name);
+			pragma_task_size_hint(t, hint, sizeof(hint));
+			pragma_err_hint(err, "%s", hint);
 			return -1;
+		}
 		rng_seed(&r, seed, s->name);
 		rc = fill(t, s, &x, &r, err);
 		if (rc == 0) {

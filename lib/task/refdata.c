@@ -1,3 +1,4 @@
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -11,6 +12,7 @@
 
 #include "pragma/bridge.h"
 #include "pragma/build.h"
+#include "pragma/config.h"
 #include "pragma/fs.h"
 #include "pragma/hash.h"
 #include "pragma/log.h"
@@ -36,20 +38,165 @@ void pragma_ref_output_path(const struct pragma_refset *s, int i, char *out, siz
 
 uint64_t pragma_ref_cache_limit(void)
 {
-	const char *v = getenv("PRAGMA_CACHE_MAX");
-	char *end;
-	double x;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	uint64_t v = (uint64_t)8 << 30;
 
-	if (!v || !*v)
-		return (uint64_t)8 << 30;
-	x = strtod(v, &end);
-	switch (*end) {
-	case 'k': case 'K': x *= 1024; break;
-	case 'm': case 'M': x *= 1024.0 * 1024; break;
-	case 'g': case 'G': x *= 1024.0 * 1024 * 1024; break;
-	default: break;
+	/* The CLI refuses a bad PRAGMA_CACHE_MAX before it starts; a library
+	 * caller that did not check gets the default and a warning. */
+	if (pragma_setting_size("PRAGMA_CACHE_MAX", &v, &e) < 0) {
+		pragma_warn("%s; using the default 8G", e.msg);
+		v = (uint64_t)8 << 30;
 	}
-	return x > 0 ? (uint64_t)x : (uint64_t)8 << 30;
+	return v;
+}
+
+/* "1.5 TiB" */
+static void human_bytes(double b, char *out, size_t len)
+{
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	int u = 0;
+
+	while (b >= 1024 && u < 5) {
+		b /= 1024;
+		u++;
+	}
+	snprintf(out, len, u ? "%.1f %s" : "%.0f %s", b, units[u]);
+}
+
+/* Physical memory, or the cgroup's limit when that is lower (containers). */
+static double machine_memory(void)
+{
+	double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+	FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
+	char line[64];
+
+	if (f) {
+		if (fgets(line, sizeof(line), f)) {
+			char *end;
+			double cg = strtod(line, &end);
+			if (end != line && cg > 0 && (mem <= 0 || cg < mem))
+				mem = cg;
+		}
+		fclose(f);
+	}
+	return mem;
+}
+
+/* MemAvailable, or -1. */
+static double available_memory(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	double kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb > 0 ? kb * 1024 : -1;
+}
+
+/* Identifiers of a size expression that are sizes of the task. */
+static void names_in(const char *expr, json_t *sizes, json_t *seen)
+{
+	const char *p = expr;
+
+	while (*p) {
+		if (isalpha((unsigned char)*p) || *p == '_') {
+			const char *b = p;
+			while (isalnum((unsigned char)*p) || *p == '_')
+				p++;
+			char name[128];
+			snprintf(name, sizeof(name), "%.*s", (int)(p - b), b);
+			if (json_object_get(sizes, name))
+				json_object_set_new(seen, name, json_true());
+		} else {
+			p++;
+		}
+	}
+}
+
+void pragma_task_size_hint(const struct pragma_task *t, char *out, size_t len)
+{
+	struct pragma_buf b = PRAGMA_BUF_INIT;
+
+	if (t->kind == PRAGMA_TASK_NATIVE) {
+		/* The sizes the tensors' shapes are made of, with their values now. */
+		json_t *sizes = json_object_get(t->meta, "sizes"), *seen = json_object(), *spec, *d;
+		const char *list[] = { "inputs", "outputs" }, *k;
+		size_t i, j;
+		for (int l = 0; l < 2; l++)
+			json_array_foreach(json_object_get(t->meta, list[l]), i, spec)
+				json_array_foreach(json_object_get(spec, "shape"), j, d)
+					if (json_is_string(d))
+						names_in(json_string_value(d), sizes, seen);
+		json_t *v;
+		json_object_foreach(seen, k, v)
+			pragma_buf_addf(&b, "%s%s=%lld", b.len ? ", " : "", k,
+					(long long)json_integer_value(json_object_get(sizes, k)));
+		json_decref(seen);
+		if (b.len)
+			snprintf(out, len, "lower a size with --set NAME=VALUE (this task's sizes now: %s)", b.data);
+		else
+			snprintf(out, len, "lower the task's sizes with --set NAME=VALUE");
+	} else {
+		json_t *c = json_object_get(t->meta, "constants"), *v;
+		const char *k;
+		json_object_foreach(c, k, v)
+			if (json_is_integer(v) && json_integer_value(v) > 1 && b.len < 200)
+				pragma_buf_addf(&b, "%s%s=%lld", b.len ? ", " : "", k, (long long)json_integer_value(v));
+		if (b.len)
+			snprintf(out, len, "scale the problem down with --set NAME=VALUE (its size constants now: %s)", b.data);
+		else
+			snprintf(out, len, "scale the problem down with --set NAME=VALUE (a module-level size constant)");
+	}
+	pragma_buf_release(&b);
+}
+
+int pragma_task_check_memory(const struct pragma_task *t, int n_sets, struct pragma_err *err)
+{
+	double need = 0, big = 0, mem = machine_memory();
+	const struct pragma_tensor_spec *largest = NULL;
+	char hn[32], hm[32], hb[32], hint[768];
+
+	for (int k = 0; k < 2; k++) {
+		const struct pragma_tensor_spec *specs = k ? t->outputs : t->inputs;
+		for (int i = 0; i < (k ? t->n_outputs : t->n_inputs); i++) {
+			double b = (double)pragma_shape_numel(specs[i].shape, specs[i].ndim) *
+				   (double)pragma_dtype_size(specs[i].dtype);
+			need += b;
+			if (b > big) {
+				big = b;
+				largest = &specs[i];
+			}
+		}
+	}
+	if (n_sets < 1)
+		n_sets = 1;
+	need *= n_sets;
+	if (mem <= 0 || need <= mem) {
+		double avail = available_memory();
+		if (avail > 0 && need > avail) {
+			human_bytes(need, hn, sizeof(hn));
+			human_bytes(avail, hm, sizeof(hm));
+			pragma_task_size_hint(t, hint, sizeof(hint));
+			pragma_warn("%s needs %s for %d input sets, more than the %s of memory free now: it may be killed "
+				    "(out of memory); to be safe, %s", t->name, hn, n_sets, hm, hint);
+		}
+		return 0;
+	}
+	human_bytes(need, hn, sizeof(hn));
+	human_bytes(mem, hm, sizeof(hm));
+	human_bytes(big, hb, sizeof(hb));
+	pragma_err_set(err, PRAGMA_E_INPUT,
+		       "%s needs %s for %d input set%s (inputs and outputs, held at once; its largest tensor, '%s', is "
+		       "%s), more than this machine's memory (%s)",
+		       t->name, hn, n_sets, n_sets == 1 ? "" : "s", largest ? largest->name : "?", hb, hm);
+	pragma_task_size_hint(t, hint, sizeof(hint));
+	pragma_err_hint(err, "%s", hint);
+	return -1;
 }
 
 static int hash_file(const char *path, uint64_t *h, uint64_t *size, struct pragma_err *err)
@@ -169,7 +316,7 @@ static int entry_complete(const struct pragma_task *t, const char *dir)
 }
 
 static int make_kernelbench(const struct pragma_task *t, const uint64_t *seeds, char (*tmp)[4096], int n,
-			    struct pragma_err *err)
+			    int progress, struct pragma_err *err)
 {
 	const char **args = calloc((size_t)(4 * n + 2 * t->n_overrides + 4), sizeof(char *));
 	char (*seedstr)[24] = calloc((size_t)n, sizeof(*seedstr));
@@ -190,7 +337,7 @@ static int make_kernelbench(const struct pragma_task *t, const uint64_t *seeds, 
 		args[k++] = t->overrides[i];
 	}
 	args[k] = NULL;
-	pragma_info("making reference data for %s (%d input sets) with PyTorch", t->name, n);
+	(void)progress; /* the bridge's own wait line says what it runs */
 	ret = pragma_bridge_run(args, pragma_usable_cores(), 1800000, &res, err);
 	json_decref(res);
 	free(args);
@@ -198,7 +345,7 @@ static int make_kernelbench(const struct pragma_task *t, const uint64_t *seeds, 
 	return ret;
 }
 
-static int make_native(const struct pragma_task *t, const uint64_t *seeds, char (*tmp)[4096], int n,
+static int make_native(const struct pragma_task *t, const uint64_t *seeds, char (*tmp)[4096], int n, int progress,
 		       struct pragma_err *err)
 {
 	struct pragma_buf src = PRAGMA_BUF_INIT, so = PRAGMA_BUF_INIT, work = PRAGMA_BUF_INIT;
@@ -208,6 +355,7 @@ static int make_native(const struct pragma_task *t, const uint64_t *seeds, char 
 	int ret = -1;
 
 	pragma_buf_addf(&src, "%s/reference.c", t->path);
+	pragma_progress_update(progress, "making reference data for %s: building reference.c", t->name);
 	if (pragma_build_cached(src.data, NULL, &so, err) < 0) {
 		pragma_err_prefix(err, "building %s", src.data);
 		goto out;
@@ -215,6 +363,7 @@ static int make_native(const struct pragma_task *t, const uint64_t *seeds, char 
 	for (int i = 0; i < n; i++) {
 		sets[i].seed = seeds[i];
 		snprintf(sets[i].dir, sizeof(sets[i].dir), "%s", tmp[i]);
+		pragma_progress_update(progress, "making reference data for %s: inputs of set %d of %d", t->name, i + 1, n);
 		if (pragma_gen_inputs(t, seeds[i], tmp[i], err) < 0) {
 			pragma_err_prefix(err, "%s", t->path);
 			goto out;
@@ -229,10 +378,17 @@ static int make_native(const struct pragma_task *t, const uint64_t *seeds, char 
 	o.n_sets = n;
 	o.work_dir = work.data;
 	o.timeout_ms = 600000;
+	pragma_progress_update(progress, "making reference data for %s: running reference.c on %d input set%s", t->name, n,
+			       n == 1 ? "" : "s");
 	if (pragma_run_kernel(&o, &r, err) < 0)
 		goto out;
 	if (!r.ok) {
 		pragma_err_set(err, PRAGMA_E_INPUT, "%s: the reference failed (%s): %s", t->path, r.status, r.message);
+		if (!strcmp(r.status, "memory_limit")) {
+			char hint[768];
+			pragma_task_size_hint(t, hint, sizeof(hint));
+			pragma_err_hint(err, "%s", hint);
+		}
 		pragma_run_result_release(&r);
 		goto out;
 	}
@@ -265,7 +421,7 @@ int pragma_ref_ensure(const struct pragma_task *t, const uint64_t *seeds, int n,
 	char (*tmp)[4096] = calloc((size_t)n, sizeof(*tmp));
 	uint64_t *miss_seed = calloc((size_t)n, sizeof(uint64_t));
 	int *miss_idx = calloc((size_t)n, sizeof(int));
-	int n_miss = 0, ret = -1;
+	int n_miss = 0, ret = -1, progress = -1;
 
 	if (pragma_cache_dir(&root, err) < 0)
 		goto out;
@@ -296,6 +452,12 @@ int pragma_ref_ensure(const struct pragma_task *t, const uint64_t *seeds, int n,
 		ret = 0;
 		goto out;
 	}
+	/* Sizes that cannot fit are refused before anything is allocated. */
+	if (pragma_task_check_memory(t, n, err) < 0)
+		goto out;
+	progress = pragma_progress_begin("making reference data for %s (%d input set%s, %s)", t->name, n_miss,
+					 n_miss == 1 ? "" : "s",
+					 t->kind == PRAGMA_TASK_KERNELBENCH ? "PyTorch" : "reference.c");
 	/* Temp directories first, then rename into place when complete. */
 	for (int m = 0; m < n_miss; m++) {
 		struct pragma_buf d = PRAGMA_BUF_INIT;
@@ -306,7 +468,7 @@ int pragma_ref_ensure(const struct pragma_task *t, const uint64_t *seeds, int n,
 		snprintf(tmp[m], sizeof(tmp[m]), "%s", d.data);
 		pragma_buf_release(&d);
 	}
-	if ((t->kind == PRAGMA_TASK_KERNELBENCH ? make_kernelbench : make_native)(t, miss_seed, tmp, n_miss, err) < 0)
+	if ((t->kind == PRAGMA_TASK_KERNELBENCH ? make_kernelbench : make_native)(t, miss_seed, tmp, n_miss, progress, err) < 0)
 		goto cleanup;
 	for (int m = 0; m < n_miss; m++) {
 		struct pragma_refset *s = &sets[miss_idx[m]];
@@ -339,6 +501,7 @@ cleanup:
 		if (tmp[m][0])
 			pragma_rm_rf(tmp[m], NULL);
 out:
+	pragma_progress_end(progress);
 	free(tmp);
 	free(miss_seed);
 	free(miss_idx);
