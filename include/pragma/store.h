@@ -17,6 +17,10 @@ struct pragma_store;
 
 /* Open (creating the file, its directory and the schema as needed). */
 int pragma_store_open(struct pragma_store **out, const char *path, struct pragma_err *err);
+/* Open a store that exists; creates nothing (no file, no folder): for
+ * commands that only read. A missing file fails with PRAGMA_E_INPUT
+ * "there is no run store at PATH" (callers that list may say "no runs"). */
+int pragma_store_open_existing(struct pragma_store **out, const char *path, struct pragma_err *err);
 void pragma_store_close(struct pragma_store *s);
 
 /* A store shard: the store of one job of a suite run on a cluster
@@ -43,6 +47,23 @@ const char *pragma_store_path(const struct pragma_store *s);
 
 /* A new run id: "r" + UTC date-time + 4 random hex digits. */
 void pragma_store_new_run_id(char out[48]);
+
+/*
+ * Liveness. Whenever a run or a suite run is written with status "running",
+ * the store records who runs it: owner_pid, owner_host and owner_start (the
+ * process's start time, so a reused pid is not mistaken for it). Reading a
+ * row that says "running" (run_get, runs, suite_get, suites) checks that
+ * process: when it is gone (same host, no such process or another one with
+ * that pid), the row is answered — and stored, unless the file is read-only
+ * or a resume has taken the run over meanwhile — as "interrupted", with
+ * "interrupted_because": {"reason", "pid", "host"}. A row from another host
+ * (a cluster node) or from before owners were recorded stays "running".
+ * Such a run resumes with `pragma optimize --resume ID` (a suite run with
+ * `pragma bench --resume ID`).
+ *
+ * Ids: a unique beginning of an id works wherever an id is asked for; one
+ * that begins several ids fails with PRAGMA_E_INPUT listing them (up to 10).
+ */
 
 /* Runs. fields is a JSON object with any of: task_path, task_name, category,
  * task_kind, task_hash, mode, llm, status, config, machine, baseline,

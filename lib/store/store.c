@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,8 @@ static const struct col run_cols[] = {
 	{ "task_hash", C_TEXT }, { "mode", C_TEXT }, { "llm", C_TEXT }, { "status", C_TEXT },
 	{ "config", C_JSON }, { "machine", C_JSON }, { "baseline", C_JSON }, { "best_attempt", C_INT },
 	{ "best_speedup", C_REAL }, { "best_time_ms", C_REAL }, { "suite_id", C_TEXT }, { "usage", C_JSON },
-	{ "summary", C_JSON }, { NULL, 0 },
+	{ "summary", C_JSON }, { "owner_pid", C_INT }, { "owner_host", C_TEXT }, { "owner_start", C_TEXT },
+	{ NULL, 0 },
 };
 
 static const struct col attempt_cols[] = {
@@ -43,7 +45,8 @@ static const struct col attempt_cols[] = {
 static const struct col suite_cols[] = {
 	{ "suite_path", C_TEXT }, { "mode", C_TEXT }, { "llm", C_TEXT }, { "status", C_TEXT },
 	{ "config", C_JSON }, { "machine", C_JSON }, { "baseline_config", C_JSON }, { "timing", C_JSON },
-	{ "summary", C_JSON }, { NULL, 0 },
+	{ "summary", C_JSON }, { "owner_pid", C_INT }, { "owner_host", C_TEXT }, { "owner_start", C_TEXT },
+	{ NULL, 0 },
 };
 
 static const struct col call_cols[] = {
@@ -111,7 +114,9 @@ static int is_shard(struct pragma_store *s)
 	return shard;
 }
 
-static int store_open(struct pragma_store **out, const char *path, int shard, struct pragma_err *err)
+/* shard: a Slurm job's own file (rollback journal); create: make the file
+ * and its folders when missing (readers pass 0 and create nothing). */
+static int store_open(struct pragma_store **out, const char *path, int shard, int create, struct pragma_err *err)
 {
 	struct pragma_store *s = calloc(1, sizeof(*s));
 	char *dir = strdup(path), *slash = strrchr(dir, '/');
@@ -119,7 +124,15 @@ static int store_open(struct pragma_store **out, const char *path, int shard, st
 
 	*out = NULL;
 	s->path = strdup(path);
-	if (slash && slash != dir) {
+	if (!create && !pragma_path_exists(path)) {
+		pragma_err_set(err, PRAGMA_E_INPUT, "there is no run store at %s", path);
+		pragma_err_hint(err, "runs are stored where they ran (./.pragma/pragma.db); point --db or PRAGMA_DB at "
+				"that file");
+		free(dir);
+		pragma_store_close(s);
+		return -1;
+	}
+	if (create && slash && slash != dir) {
 		*slash = '\0';
 		if (pragma_mkdir_p(dir, 0755, err) < 0) {
 			free(dir);
@@ -128,8 +141,8 @@ static int store_open(struct pragma_store **out, const char *path, int shard, st
 		}
 	}
 	free(dir);
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
-	    SQLITE_OK) {
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_FULLMUTEX,
+			    NULL) != SQLITE_OK) {
 		pragma_err_set(err, PRAGMA_E_ENV, "cannot open the run store %s: %s", path,
 			       s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		pragma_err_hint(err, "check the path and permissions, or choose another with --db");
@@ -153,18 +166,31 @@ static int store_open(struct pragma_store **out, const char *path, int shard, st
 	 * error here only means the column is there already). */
 	sqlite3_exec(s->db, "ALTER TABLE attempts ADD COLUMN durations TEXT", NULL, NULL, NULL);
 	sqlite3_exec(s->db, "ALTER TABLE attempts ADD COLUMN round TEXT", NULL, NULL, NULL);
+	for (int t = 0; t < 2; t++) {
+		static const char *const cols[] = { "owner_pid INTEGER", "owner_host TEXT", "owner_start TEXT" };
+		for (int c = 0; c < 3; c++) {
+			char sql[128];
+			snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s", t ? "suites" : "runs", cols[c]);
+			sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+		}
+	}
 	*out = s;
 	return 0;
 }
 
 int pragma_store_open(struct pragma_store **out, const char *path, struct pragma_err *err)
 {
-	return store_open(out, path, 0, err);
+	return store_open(out, path, 0, 1, err);
 }
 
 int pragma_store_open_shard(struct pragma_store **out, const char *path, struct pragma_err *err)
 {
-	return store_open(out, path, 1, err);
+	return store_open(out, path, 1, 1, err);
+}
+
+int pragma_store_open_existing(struct pragma_store **out, const char *path, struct pragma_err *err)
+{
+	return store_open(out, path, 0, 0, err);
 }
 
 void pragma_store_close(struct pragma_store *s)
@@ -245,6 +271,123 @@ static void bind_value(sqlite3_stmt *st, int idx, enum coltype type, json_t *v)
 	case C_REAL:
 		sqlite3_bind_double(st, idx, json_number_value(v));
 		break;
+	}
+}
+
+/* ---- who runs a run: liveness ------------------------------------------ */
+
+/* Field 22 of /proc/PID/stat, the start time in clock ticks since boot:
+ * with the pid it names one process, even after the pid is reused. */
+static int proc_start(pid_t pid, char *out, size_t len)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* The command name may hold spaces and ')': fields count from the last ')'. */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	p++;
+	for (int field = 2; field < 22 && p; field++) {
+		p = strchr(p + 1, ' ');
+	}
+	if (!p)
+		return -1;
+	p++;
+	snprintf(out, len, "%.*s", (int)strcspn(p, " "), p);
+	return 0;
+}
+
+static void this_host(char *out, size_t len)
+{
+	if (gethostname(out, len) < 0)
+		snprintf(out, len, "?");
+	out[len - 1] = '\0';
+}
+
+/* A row about to say "running" records who runs it. */
+static json_t *with_owner(json_t *fields)
+{
+	const char *st = json_string_value(json_object_get(fields, "status"));
+	char host[256], start[32];
+	json_t *f;
+
+	if (!st || strcmp(st, "running"))
+		return json_incref(fields);
+	f = json_copy(fields);
+	this_host(host, sizeof(host));
+	json_object_set_new(f, "owner_pid", json_integer(getpid()));
+	json_object_set_new(f, "owner_host", json_string(host));
+	json_object_set_new(f, "owner_start", proc_start(getpid(), start, sizeof(start)) == 0 ? json_string(start) :
+											       json_null());
+	return f;
+}
+
+/* 1: the process that runs it is alive; 0: it is gone; -1: cannot tell
+ * (another host, or a row from before owners were recorded). */
+static int owner_alive(json_t *row)
+{
+	json_t *jp = json_object_get(row, "owner_pid");
+	const char *host = json_string_value(json_object_get(row, "owner_host"));
+	const char *start = json_string_value(json_object_get(row, "owner_start"));
+	char me[256], now[32];
+	pid_t pid;
+
+	if (!json_is_integer(jp) || !host)
+		return -1;
+	this_host(me, sizeof(me));
+	if (strcmp(host, me))
+		return -1;
+	pid = (pid_t)json_integer_value(jp);
+	if (pid <= 0)
+		return -1;
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return 0;
+	/* A pid in use again by another process. */
+	if (start && proc_start(pid, now, sizeof(now)) == 0 && strcmp(now, start))
+		return 0;
+	return 1;
+}
+
+/* A row "running" whose process is gone says "interrupted", in the answer
+ * and in the store (only if it still names that process: a resume may have
+ * taken it over meanwhile). */
+static void check_liveness(struct pragma_store *s, const char *table, json_t *row)
+{
+	const char *st = json_string_value(json_object_get(row, "status"));
+	const char *id = json_string_value(json_object_get(row, "id"));
+	sqlite3_stmt *q;
+	char sql[200];
+
+	if (!st || !id || (strcmp(st, "running") && strcmp(st, "interrupted")) || owner_alive(row) != 0)
+		return;
+	json_object_set_new(row, "interrupted_because",
+			    json_pack("{s:s, s:I, s:s}", "reason",
+				      "its process is gone (killed, stopped by a signal or an error, or the machine restarted)",
+				      "pid", json_integer_value(json_object_get(row, "owner_pid")), "host",
+				      json_string_value(json_object_get(row, "owner_host"))));
+	if (!strcmp(st, "interrupted"))
+		return;
+	json_object_set_new(row, "status", json_string("interrupted"));
+	snprintf(sql, sizeof(sql),
+		 "UPDATE %s SET status = 'interrupted', updated = ? WHERE id = ? AND status = 'running' AND owner_pid = ?",
+		 table);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) == SQLITE_OK) {
+		sqlite3_bind_double(q, 1, now_s());
+		sqlite3_bind_text(q, 2, id, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(q, 3, json_integer_value(json_object_get(row, "owner_pid")));
+		sqlite3_step(q); /* a read-only file: shown, not stored */
+		sqlite3_finalize(q);
 	}
 }
 
@@ -337,9 +480,11 @@ int pragma_store_run_create(struct pragma_store *s, const char *run_id, json_t *
 	json_t *id = json_string(run_id);
 	const char *keys[] = { "id" };
 	const json_t *vals[] = { id };
-	int r = upsert(s, "runs", run_cols, keys, vals, 1, fields, 0, err);
+	json_t *f = with_owner(fields);
+	int r = upsert(s, "runs", run_cols, keys, vals, 1, f, 0, err);
 	char sql[256];
 
+	json_decref(f);
 	json_decref(id);
 	if (r == 0) {
 		sqlite3_stmt *st;
@@ -359,8 +504,10 @@ int pragma_store_run_update(struct pragma_store *s, const char *run_id, json_t *
 	json_t *id = json_string(run_id);
 	const char *keys[] = { "id" };
 	const json_t *vals[] = { id };
-	int r = upsert(s, "runs", run_cols, keys, vals, 1, fields, 1, err);
+	json_t *f = with_owner(fields);
+	int r = upsert(s, "runs", run_cols, keys, vals, 1, f, 1, err);
 
+	json_decref(f);
 	json_decref(id);
 	return r;
 }
@@ -432,13 +579,20 @@ static json_t *row_json(sqlite3_stmt *st, const struct col *cols)
 static char *resolve_id(struct pragma_store *s, const char *table, const char *prefix, struct pragma_err *err)
 {
 	sqlite3_stmt *st;
-	char *found = NULL, sql[160];
-	int n = 0;
-	struct pragma_buf pat = PRAGMA_BUF_INIT;
+	char *found = NULL, sql[200];
+	int n = 0, exact = 0;
+	struct pragma_buf pat = PRAGMA_BUF_INIT, cands = PRAGMA_BUF_INIT;
 	const char *noun = strcmp(table, "suites") ? "run" : "suite run";
 
-	pragma_buf_addf(&pat, "%s%%", prefix);
-	snprintf(sql, sizeof(sql), "SELECT id FROM %s WHERE id = ?1 OR id LIKE ?2 ORDER BY id = ?1 DESC LIMIT 3", table);
+	/* LIKE with the prefix's own % and _ taken literally. */
+	for (const char *p = prefix; *p; p++) {
+		if (*p == '%' || *p == '_' || *p == '\\')
+			pragma_buf_addch(&pat, '\\');
+		pragma_buf_addch(&pat, *p);
+	}
+	pragma_buf_addch(&pat, '%');
+	snprintf(sql, sizeof(sql),
+		 "SELECT id FROM %s WHERE id = ?1 OR id LIKE ?2 ESCAPE '\\' ORDER BY id = ?1 DESC, id", table);
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		db_error(s, err, table);
 		pragma_buf_release(&pat);
@@ -448,21 +602,31 @@ static char *resolve_id(struct pragma_store *s, const char *table, const char *p
 	sqlite3_bind_text(st, 2, pat.data, -1, SQLITE_TRANSIENT);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *id = (const char *)sqlite3_column_text(st, 0);
-		if (n == 0)
+		if (n == 0) {
 			found = strdup(id);
-		if (n == 0 && !strcmp(id, prefix))
-			break;
+			if (!strcmp(id, prefix)) {
+				exact = 1;
+				break;
+			}
+		}
+		if (n < 10)
+			pragma_buf_addf(&cands, "%s%s", n ? ", " : "", id);
 		n++;
 	}
 	sqlite3_finalize(st);
 	pragma_buf_release(&pat);
-	if (!found)
+	if (!found) {
 		pragma_err_set(err, PRAGMA_E_INPUT, "no %s '%s' in %s", noun, prefix, s->path);
-	else if (n > 1) {
-		pragma_err_set(err, PRAGMA_E_INPUT, "%s '%s' is ambiguous in %s", noun, prefix, s->path);
+	} else if (!exact && n > 1) {
+		pragma_err_set(err, PRAGMA_E_INPUT, "%s '%s' is ambiguous in %s: it begins %d ids: %s%s", noun, prefix, s->path,
+			       n, cands.data, n > 10 ? ", ..." : "");
 		free(found);
 		found = NULL;
+		pragma_err_hint(err, "give more of the id (a unique beginning is enough)");
+		pragma_buf_release(&cands);
+		return NULL;
 	}
+	pragma_buf_release(&cands);
 	if (!found)
 		pragma_err_hint(err, strcmp(table, "suites") ? "'pragma runs' lists the runs" :
 							       "'pragma bench --list' lists the suite runs");
@@ -485,6 +649,7 @@ json_t *pragma_store_run_get(struct pragma_store *s, const char *run_id, struct 
 	sqlite3_finalize(st);
 	if (!run)
 		goto fail;
+	check_liveness(s, "runs", run);
 	att = json_array();
 	if (sqlite3_prepare_v2(s->db, "SELECT * FROM attempts WHERE run_id = ? ORDER BY n, candidate", -1, &st,
 			       NULL) != SQLITE_OK)
@@ -527,7 +692,8 @@ json_t *pragma_store_runs(struct pragma_store *s, const char *suite_id, int limi
 
 	snprintf(sql, sizeof(sql),
 		 "SELECT id, created, updated, task_name, category, task_kind, mode, llm, status, best_attempt,"
-		 " best_speedup, best_time_ms, suite_id, (SELECT COUNT(DISTINCT n) FROM attempts WHERE run_id = runs.id)"
+		 " best_speedup, best_time_ms, suite_id, owner_pid, owner_host, owner_start,"
+		 " (SELECT COUNT(DISTINCT n) FROM attempts WHERE run_id = runs.id)"
 		 " AS attempts FROM runs %s ORDER BY created DESC, id DESC %s",
 		 suite_id ? "WHERE suite_id = ?" : "", limit > 0 ? "LIMIT ?" : "");
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -543,6 +709,10 @@ json_t *pragma_store_runs(struct pragma_store *s, const char *suite_id, int limi
 	while (sqlite3_step(st) == SQLITE_ROW)
 		json_array_append_new(a, row_json(st, run_cols));
 	sqlite3_finalize(st);
+	size_t i;
+	json_t *r;
+	json_array_foreach(a, i, r)
+		check_liveness(s, "runs", r);
 	return a;
 }
 
@@ -604,9 +774,11 @@ int pragma_store_suite_create(struct pragma_store *s, const char *suite_id, json
 	json_t *id = json_string(suite_id);
 	const char *keys[] = { "id" };
 	const json_t *vals[] = { id };
-	int r = upsert(s, "suites", suite_cols, keys, vals, 1, fields, 0, err);
+	json_t *f = with_owner(fields);
+	int r = upsert(s, "suites", suite_cols, keys, vals, 1, f, 0, err);
 	sqlite3_stmt *st;
 
+	json_decref(f);
 	json_decref(id);
 	if (r == 0 && sqlite3_prepare_v2(s->db, "UPDATE suites SET pragma_version = ? WHERE id = ?", -1, &st, NULL) ==
 			      SQLITE_OK) {
@@ -623,8 +795,10 @@ int pragma_store_suite_update(struct pragma_store *s, const char *suite_id, json
 	json_t *id = json_string(suite_id);
 	const char *keys[] = { "id" };
 	const json_t *vals[] = { id };
-	int r = upsert(s, "suites", suite_cols, keys, vals, 1, fields, 1, err);
+	json_t *f = with_owner(fields);
+	int r = upsert(s, "suites", suite_cols, keys, vals, 1, f, 1, err);
 
+	json_decref(f);
 	json_decref(id);
 	return r;
 }
@@ -652,6 +826,7 @@ json_t *pragma_store_suite_get(struct pragma_store *s, const char *suite_id, str
 		free(id);
 		return NULL;
 	}
+	check_liveness(s, "suites", suite);
 	list = pragma_store_runs(s, id, 0, err);
 	runs = json_array();
 	/* Oldest first: the order the suite started them. */
@@ -673,7 +848,8 @@ json_t *pragma_store_suites(struct pragma_store *s, int limit, struct pragma_err
 	char sql[400];
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT id, created, updated, suite_path, mode, llm, status, config, (SELECT COUNT(*) FROM runs WHERE"
+		 "SELECT id, created, updated, suite_path, mode, llm, status, config, owner_pid, owner_host, owner_start,"
+		 " (SELECT COUNT(*) FROM runs WHERE"
 		 " suite_id = suites.id) AS runs FROM suites ORDER BY created DESC, id DESC %s",
 		 limit > 0 ? "LIMIT ?" : "");
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -686,6 +862,10 @@ json_t *pragma_store_suites(struct pragma_store *s, int limit, struct pragma_err
 	while (sqlite3_step(st) == SQLITE_ROW)
 		json_array_append_new(a, row_json(st, suite_cols));
 	sqlite3_finalize(st);
+	size_t i;
+	json_t *r;
+	json_array_foreach(a, i, r)
+		check_liveness(s, "suites", r);
 	return a;
 }
 

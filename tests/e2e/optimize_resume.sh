@@ -27,8 +27,8 @@ pkill -f "sleep 120" 2>/dev/null
 rm -f "$SLOW_FLAG"
 RUN=$($PRAGMA runs --db "$W/p.db" --json | $PY -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')
 expect_exit 0 "the killed run is in the store" -- $PRAGMA runs show "$RUN" --db "$W/p.db" --json
-jcheck "attempts 1 and 2 finished before the kill" \
-	"[a['stage'] for a in j['attempts'] if a['n'] <= 2] == ['done', 'done'] and j['status'] == 'running'"
+jcheck "attempts 1 and 2 finished before the kill; the run reads as interrupted (its process is gone)" \
+	"[a['stage'] for a in j['attempts'] if a['n'] <= 2] == ['done', 'done'] and j['status'] == 'interrupted'"
 expect_exit 0 "resume" -- $PRAGMA optimize --resume "$RUN" --db "$W/p.db" --json
 jcheck "all 4 attempts, each once" "[a['n'] for a in j['attempts']] == [1, 2, 3, 4]"
 jcheck "best is the fast kernel" "j['best']['attempt'] in (2, 4)"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pragma/buf.h"
@@ -120,6 +121,14 @@ static void runs_attempts_calls(void **state)
 	json_decref(f);
 	assert_null(pragma_store_run_get(s, prefix, &err));
 	assert_non_null(strstr(err.msg, "ambiguous"));
+	/* ... and says which ids it begins. */
+	assert_int_equal(err.kind, PRAGMA_E_INPUT);
+	assert_non_null(strstr(err.msg, id));
+	assert_non_null(strstr(err.msg, id2));
+	assert_non_null(strstr(err.hint, "more of the id"));
+	/* LIKE's wildcards in a prefix are taken literally. */
+	assert_null(pragma_store_run_get(s, "r%", &err));
+	assert_non_null(strstr(err.msg, "no run"));
 	assert_null(pragma_store_run_get(s, "r1999", &err));
 	assert_non_null(strstr(err.msg, "no run"));
 
@@ -160,11 +169,138 @@ static void not_a_database(void **state)
 	assert_null(s);
 }
 
+/* A child process that marks a run (or suite run) running and dies. */
+static void run_by_dead_process(const char *id, int suite)
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct pragma_store *s;
+		struct pragma_err err = PRAGMA_ERR_INIT;
+		json_t *f = json_pack("{s:s, s:s}", suite ? "suite_path" : "task_name", "13_relu", "status", "running");
+		if (pragma_store_open(&s, db, &err) < 0 ||
+		    (suite ? pragma_store_suite_create(s, id, f, &err) : pragma_store_run_create(s, id, f, &err)) < 0)
+			_exit(1);
+		pragma_store_close(s);
+		_exit(0); /* as if killed: nobody sets it back */
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Killed runs do not stay "running": a row whose process is gone reads,
+ * and is then stored, as interrupted. */
+static void liveness(void **state)
+{
+	struct pragma_store *s;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	json_t *run, *f, *list, *why;
+	char host[256];
+
+	(void)state;
+	gethostname(host, sizeof(host));
+	assert_int_equal(pragma_store_open(&s, db, &err), 0);
+
+	/* Ours: alive, with who runs it. */
+	f = json_pack("{s:s, s:s}", "task_name", "13_relu", "status", "running");
+	assert_int_equal(pragma_store_run_create(s, "rlive-mine", f, &err), 0);
+	json_decref(f);
+	run = pragma_store_run_get(s, "rlive-mine", &err);
+	assert_string_equal(json_string_value(json_object_get(run, "status")), "running");
+	assert_int_equal(json_integer_value(json_object_get(run, "owner_pid")), getpid());
+	assert_string_equal(json_string_value(json_object_get(run, "owner_host")), host);
+	json_decref(run);
+
+	/* A dead one. */
+	run_by_dead_process("rlive-dead", 0);
+	run = pragma_store_run_get(s, "rlive-dead", &err);
+	assert_non_null(run);
+	assert_string_equal(json_string_value(json_object_get(run, "status")), "interrupted");
+	why = json_object_get(run, "interrupted_because");
+	assert_non_null(strstr(json_string_value(json_object_get(why, "reason")), "gone"));
+	json_decref(run);
+	list = pragma_store_runs(s, NULL, 0, &err);
+	size_t i;
+	json_t *r;
+	int seen = 0;
+	json_array_foreach(list, i, r)
+		if (!strcmp(json_string_value(json_object_get(r, "id")), "rlive-dead")) {
+			assert_string_equal(json_string_value(json_object_get(r, "status")), "interrupted");
+			seen = 1;
+		}
+	assert_true(seen);
+	json_decref(list);
+
+	/* The same pid now names another process (its start time differs). */
+	f = json_pack("{s:s}", "owner_start", "1");
+	assert_int_equal(pragma_store_run_update(s, "rlive-mine", f, &err), 0);
+	json_decref(f);
+	run = pragma_store_run_get(s, "rlive-mine", &err);
+	assert_string_equal(json_string_value(json_object_get(run, "status")), "interrupted");
+	json_decref(run);
+
+	/* Resumed: running again, by us. */
+	f = json_pack("{s:s}", "status", "running");
+	assert_int_equal(pragma_store_run_update(s, "rlive-mine", f, &err), 0);
+	json_decref(f);
+	run = pragma_store_run_get(s, "rlive-mine", &err);
+	assert_string_equal(json_string_value(json_object_get(run, "status")), "running");
+	json_decref(run);
+
+	/* Another host (a cluster node): cannot tell, stays running. */
+	run_by_dead_process("rlive-remote", 0);
+	f = json_pack("{s:s}", "owner_host", "some-other-node");
+	assert_int_equal(pragma_store_run_update(s, "rlive-remote", f, &err), 0);
+	json_decref(f);
+	run = pragma_store_run_get(s, "rlive-remote", &err);
+	assert_string_equal(json_string_value(json_object_get(run, "status")), "running");
+	json_decref(run);
+
+	/* Suite runs alike. */
+	run_by_dead_process("slive-dead", 1);
+	run = pragma_store_suite_get(s, "slive-dead", &err);
+	assert_non_null(run);
+	assert_string_equal(json_string_value(json_object_get(run, "status")), "interrupted");
+	json_decref(run);
+	pragma_store_close(s);
+
+	/* It was stored, not only shown: a raw reopen sees it. */
+	assert_int_equal(pragma_store_open_existing(&s, db, &err), 0);
+	list = pragma_store_suites(s, 0, &err);
+	json_array_foreach(list, i, r)
+		if (!strcmp(json_string_value(json_object_get(r, "id")), "slive-dead"))
+			assert_string_equal(json_string_value(json_object_get(r, "status")), "interrupted");
+	json_decref(list);
+	pragma_store_close(s);
+}
+
+/* Opening for reading creates nothing. */
+static void open_existing(void **state)
+{
+	struct pragma_store *s = NULL;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	char path[700], parent[600];
+
+	(void)state;
+	snprintf(parent, sizeof(parent), "%s/not/there", dir);
+	snprintf(path, sizeof(path), "%s/pragma.db", parent);
+	assert_int_equal(pragma_store_open_existing(&s, path, &err), -1);
+	assert_int_equal(err.kind, PRAGMA_E_INPUT);
+	assert_non_null(strstr(err.msg, "no run store"));
+	assert_null(s);
+	assert_false(pragma_path_exists(path));
+	assert_false(pragma_path_exists(parent));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(runs_attempts_calls),
 		cmocka_unit_test(not_a_database),
+		cmocka_unit_test(liveness),
+		cmocka_unit_test(open_existing),
 	};
 	return pragma_run_tests(tests, setup, teardown);
 }
