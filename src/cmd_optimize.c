@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,6 +45,7 @@ static const char usage[] =
 struct flags {
 	const char *llm, *mode, *db, *out, *resume, *backend, *suite_run;
 	int attempts, candidates, patience, no_cache, trajectory;
+	int attempts_given;
 	double target_speedup, target_roof;
 };
 
@@ -73,18 +75,25 @@ static int extra(int argc, char **argv, int i, void *ctx)
 		f->no_cache = 1;
 		return 1;
 	}
-	if (!strcmp(argv[i], "--target-speedup"))
-		return cli_num_arg(argc, argv, i, &f->target_speedup);
-	if (!strcmp(argv[i], "--target-roof"))
-		return cli_num_arg(argc, argv, i, &f->target_roof);
-	if (!strcmp(argv[i], "--attempts") || !strcmp(argv[i], "--candidates") || !strcmp(argv[i], "--patience")) {
+	if (!strcmp(argv[i], "--target-speedup") || !strcmp(argv[i], "--target-roof")) {
+		int roof = argv[i][9] == 'r';
 		if ((r = cli_num_arg(argc, argv, i, &v)) < 0)
 			return r;
-		if (v != (int)v || v > 10000)
-			return cli_usage_error("%s needs a whole number", argv[i]), -1;
-		*(argv[i][2] == 'a' ? &f->attempts : argv[i][2] == 'c' ? &f->candidates : &f->patience) = (int)v;
+		if (v <= 0 || (roof && v > 1))
+			return cli_usage_error("%s: %s is out of range: %s", argv[i], argv[i + 1],
+					       roof ? "a fraction above 0 and at most 1 (0.8 = 80%% of the roofline)" :
+						      "a speedup above 0 (e.g. 2 for twice as fast as the baseline)"), -1;
+		*(roof ? &f->target_roof : &f->target_speedup) = v;
 		return 2;
 	}
+	if (!strcmp(argv[i], "--attempts")) {
+		f->attempts_given = 1;
+		return cli_int_arg_range(argc, argv, i, 1, 10000, &f->attempts);
+	}
+	if (!strcmp(argv[i], "--candidates"))
+		return cli_int_arg_range(argc, argv, i, 1, 64, &f->candidates);
+	if (!strcmp(argv[i], "--patience"))
+		return cli_int_arg_range(argc, argv, i, 0, 10000, &f->patience);
 	return 0;
 }
 
@@ -110,6 +119,26 @@ static void on_progress(void *ctx, const struct pragma_progress *p)
 		p->max_attempts, p->stage, p->best_attempt ? "" : "-", p->best_speedup, p->tokens, p->cost);
 	fflush(stderr);
 	s->shown = 1;
+}
+
+/* Whether a TASK argument names the stored run's task (paths, or built-in
+ * names that resolve to the same place). */
+static int same_task(const char *given, const char *stored)
+{
+	char *gp = NULL, *sp = NULL, ga[PATH_MAX], sa[PATH_MAX];
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	int same;
+
+	if (!strcmp(given, stored))
+		return 1;
+	if (pragma_task_resolve(given, &gp, &e) < 0)
+		gp = strdup(given);
+	if (pragma_task_resolve(stored, &sp, &e) < 0)
+		sp = strdup(stored);
+	same = realpath(gp, ga) && realpath(sp, sa) ? !strcmp(ga, sa) : !strcmp(gp, sp);
+	free(gp);
+	free(sp);
+	return same;
 }
 
 /* With no model configured, a built-in task may have a recorded session. */
@@ -170,6 +199,7 @@ static void print_trace(const char *db, const char *run_id)
 int cmd_optimize(int argc, char **argv)
 {
 	struct flags f = { .attempts = 15, .candidates = 1 };
+	static char *resume_sets[64];
 	struct pragma_optimize_opts o = { 0 };
 	struct pragma_err err = PRAGMA_ERR_INIT;
 	struct status st = { .tty = isatty(2) };
@@ -183,14 +213,13 @@ int cmd_optimize(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
-	f.attempts = 0;
 	if ((rc = cli_parse(argc, argv, &c, extra, &f)))
 		return rc;
-	int attempts_given = f.attempts > 0;
-	if (!attempts_given)
-		f.attempts = 15;
+	int attempts_given = f.attempts_given;
 	if (!f.resume && c.n_positional != 1)
 		return cli_usage_error("optimize needs one TASK (or --resume RUN)\n%s", usage);
+	if (c.n_positional > 1)
+		return cli_usage_error("optimize takes one TASK, not %d\n%s", c.n_positional, usage);
 	o.llm = (struct pragma_llm_options)PRAGMA_LLM_OPTIONS_INIT;
 	o.task = c.n_positional ? c.positional[0] : NULL;
 	o.overrides = c.sets;
@@ -217,30 +246,61 @@ int cmd_optimize(int argc, char **argv)
 	o.llm.spec = f.llm;
 	if (f.no_cache)
 		o.llm.cache = 0;
-	if (!f.llm && !(getenv("PRAGMA_LLM") && *getenv("PRAGMA_LLM")) && o.task &&
-	    (replay = demo_recording(o.task, pragma_mode_name(o.mode), demo, sizeof(demo) - 8))) {
-		static char spec[4300];
-		snprintf(spec, sizeof(spec), "replay:%s", replay);
-		o.llm.spec = spec;
-		fprintf(stderr, "pragma: no model configured (--llm or PRAGMA_LLM): REPLAYING the recorded session %s.\n"
-				"        The model's replies come from that recording; compiling, verifying, timing and\n"
-				"        profiling run for real on this machine.\n", replay);
-	}
-	if (f.resume && o.task == NULL) {
+	if (f.resume) {
+		/* The stored run says which task, mode, model and sizes it was;
+		 * a TASK given too must be that task. */
 		struct pragma_store *s;
 		json_t *run;
-		if (pragma_store_open(&s, o.db, &err) < 0)
-			return cli_error(&err);
+		if (pragma_store_open_existing(&s, o.db, &err) < 0) {
+			pragma_err_prefix(&err, "cannot resume '%s'", f.resume);
+			return c.json ? cli_error_json(&err) : cli_error(&err);
+		}
 		run = pragma_store_run_get(s, f.resume, &err);
 		pragma_store_close(s);
 		if (!run)
 			return c.json ? cli_error_json(&err) : cli_error(&err);
 		static char task[4096], mode[32];
-		snprintf(task, sizeof(task), "%s", json_string_value(json_object_get(run, "task_path")));
-		snprintf(mode, sizeof(mode), "%s", json_string_value(json_object_get(run, "mode")));
+		snprintf(task, sizeof(task), "%s", json_string_value(json_object_get(run, "task_path")) ?: "");
+		snprintf(mode, sizeof(mode), "%s", json_string_value(json_object_get(run, "mode")) ?: "pragma");
+		if (o.task && !same_task(o.task, task)) {
+			pragma_err_set(&err, PRAGMA_E_INPUT, "run %s is of task %s, not %s",
+				       json_string_value(json_object_get(run, "id")), task, o.task);
+			pragma_err_hint(&err, "leave TASK out to resume the run as it was: pragma optimize --resume %s",
+					f.resume);
+			json_decref(run);
+			return c.json ? cli_error_json(&err) : cli_error(&err);
+		}
 		o.task = task;
-		pragma_mode_parse(mode, &o.mode);
 		json_t *cfg = json_object_get(run, "config");
+		/* A resumed run goes on as it was: another mode or other sizes
+		 * would make its attempts incomparable. */
+		if (f.mode && strcmp(f.mode, mode)) {
+			pragma_err_set(&err, PRAGMA_E_INPUT, "run %s ran in %s mode; it cannot go on in %s mode",
+				       json_string_value(json_object_get(run, "id")), mode, f.mode);
+			pragma_err_hint(&err, "leave --mode out, or start a new run");
+			json_decref(run);
+			return c.json ? cli_error_json(&err) : cli_error(&err);
+		}
+		if (c.n_sets) {
+			json_t *ov = json_object_get(cfg, "overrides");
+			int same = json_array_size(ov) == (size_t)c.n_sets;
+			for (int k = 0; same && k < c.n_sets; k++) {
+				int found = 0;
+				size_t i;
+				json_t *x;
+				json_array_foreach(ov, i, x)
+					found |= !strcmp(json_string_value(x) ?: "", c.sets[k]);
+				same = found;
+			}
+			if (!same) {
+				pragma_err_set(&err, PRAGMA_E_INPUT, "run %s was made with other --set sizes than these",
+					       json_string_value(json_object_get(run, "id")));
+				pragma_err_hint(&err, "leave --set out to resume with the run's own sizes, or start a new run");
+				json_decref(run);
+				return c.json ? cli_error_json(&err) : cli_error(&err);
+			}
+		}
+		pragma_mode_parse(mode, &o.mode);
 		static char spec[4096];
 		if (!o.llm.spec && json_string_value(json_object_get(cfg, "llm_spec"))) {
 			snprintf(spec, sizeof(spec), "%s", json_string_value(json_object_get(cfg, "llm_spec")));
@@ -253,23 +313,32 @@ int cmd_optimize(int argc, char **argv)
 		}
 		if (json_is_integer(json_object_get(cfg, "attempts")) && !attempts_given)
 			o.attempts = (int)json_integer_value(json_object_get(cfg, "attempts"));
-		json_t *ov = json_object_get(cfg, "overrides");
-		static char *ovs[64];
-		size_t i;
-		json_t *x;
-		o.n_overrides = 0;
-		json_array_foreach(ov, i, x)
-			if (i < 64)
-				ovs[o.n_overrides++] = strdup(json_string_value(x));
-		o.overrides = (const char *const *)ovs;
+		if (!c.n_sets) {
+			json_t *ov = json_object_get(cfg, "overrides");
+			size_t i;
+			json_t *x;
+			o.n_overrides = 0;
+			json_array_foreach(ov, i, x)
+				if (i < 64)
+					resume_sets[o.n_overrides++] = strdup(json_string_value(x));
+			o.overrides = (const char *const *)resume_sets;
+		}
 		json_decref(run);
+	} else if (!f.llm && !(getenv("PRAGMA_LLM") && *getenv("PRAGMA_LLM")) && o.task &&
+		   (replay = demo_recording(o.task, pragma_mode_name(o.mode), demo, sizeof(demo) - 8))) {
+		static char spec[4300];
+		snprintf(spec, sizeof(spec), "replay:%s", replay);
+		o.llm.spec = spec;
+		fprintf(stderr, "pragma: no model configured (--llm or PRAGMA_LLM): REPLAYING the recorded session %s.\n"
+				"        The model's replies come from that recording; compiling, verifying, timing and\n"
+				"        profiling run for real on this machine.\n", replay);
 	}
 	o.progress = on_progress;
 	o.progress_ctx = &st;
 	rc = pragma_optimize(&o, &res, &err);
-	if (f.resume && !c.n_positional)
+	if (o.overrides == (const char *const *)resume_sets)
 		for (int i = 0; i < o.n_overrides; i++)
-			free((char *)o.overrides[i]);
+			free(resume_sets[i]);
 	if (rc < 0) {
 		if (st.tty && st.shown)
 			fputs("\n", stderr);

@@ -18,7 +18,11 @@ int cli_parse(int argc, char **argv, struct cli_opts *o,
 
 /* Value-taking flags, for extra() callbacks: each returns 2 (the flag and
  * its value consumed) or -1 after printing a usage error. */
-int cli_int_arg(int argc, char **argv, int i, int *out);          /* 0 .. 1000000 */
+/* A count 1 .. 1000000; 0 only for the flags whose 0 means something
+ * (--warmup, --trajectory, --limit, --patience, --retries, --attempt,
+ * --seed): 0 must never quietly mean "not given". */
+int cli_int_arg(int argc, char **argv, int i, int *out);
+int cli_int_arg_range(int argc, char **argv, int i, long lo, long hi, int *out);
 int cli_num_arg(int argc, char **argv, int i, double *out);       /* a number >= 0 */
 int cli_str_arg(int argc, char **argv, int i, const char **out);
 
