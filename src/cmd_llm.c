@@ -9,6 +9,7 @@
 #include <dirent.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "pragma/config.h"
 #include "pragma/fs.h"
 #include "pragma/llm.h"
@@ -60,17 +61,18 @@ static int parse_args(int argc, char **argv, struct llm_args *a)
 			a->json = 1;
 		} else if (!strcmp(s, "--conductor")) {
 			a->conductor = 1;
-		} else if ((!strcmp(s, "--count") || !strcmp(s, "--parallel") || !strcmp(s, "--attempt")) && i + 1 < argc) {
-			char *end;
-			long v = strtol(argv[++i], &end, 10);
-			if (*end || v < 0 || v > 100000)
-				return cli_usage_error("%s '%s': expected a count", s, argv[i]);
+		} else if (!strcmp(s, "--count") || !strcmp(s, "--parallel") || !strcmp(s, "--attempt")) {
+			int v, rr = cli_int_arg_range(argc, argv, i, !strcmp(s, "--attempt") ? 0 : 1,
+						     !strcmp(s, "--parallel") ? 256 : 100000, &v);
+			if (rr < 0)
+				return 2;
+			i++;
 			if (!strcmp(s, "--count"))
-				a->count = (int)v;
+				a->count = v;
 			else if (!strcmp(s, "--parallel"))
-				a->parallel = (int)v;
+				a->parallel = v;
 			else
-				a->attempt = (int)v;
+				a->attempt = v;
 		} else if (!strcmp(s, "--agent") && i + 1 < argc) {
 			a->agent = argv[++i];
 		} else if (!strcmp(s, "--system") && i + 1 < argc) {
@@ -354,27 +356,55 @@ static int cmd_ask(struct llm_args *a)
 	return rc;
 }
 
+/* The settings a run would use. With no model configured they are still
+ * shown (exit 0), and say so: this is where one looks to find out why. */
 static int cmd_config(struct llm_args *a)
 {
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_llm_options o = a->opt;
 	struct pragma_llm *llm = NULL;
+	const char *from = NULL;
+	int configured, rc;
 	char *s;
-	int rc;
 
-	if ((rc = open_client(a, &llm)))
-		return rc;
+	if (pragma_config_check(&err) < 0)
+		return a->json ? cli_error_json(&err) : cli_error(&err);
+	configured = pragma_llm_spec_source(&a->opt, &from) != NULL;
+	if (!configured) {
+		/* Every other setting resolves the same with any model; an exec
+		 * model needs no key or network. */
+		o.spec = "exec:true";
+		o.cache = a->opt.cache;
+	}
+	if ((rc = pragma_llm_open(&llm, &o, &err)) < 0)
+		return a->json ? cli_error_json(&err) : cli_error(&err);
 	s = pragma_llm_settings_json(llm);
-	if (a->json) {
-		cli_print_json(json_loads(s, 0, NULL));
+	json_t *j = json_loads(s, 0, NULL), *v;
+	const char *k;
+	json_object_set_new(j, "configured", json_boolean(configured));
+	if (!configured) {
+		json_object_set_new(j, "provider", json_null());
+		json_object_set_new(j, "model", json_null());
+		json_object_del(j, "command");
 	} else {
-		json_t *o = json_loads(s, 0, NULL), *v;
-		const char *k;
-		printf("%s\n", pragma_llm_describe(llm));
-		json_object_foreach(o, k, v) {
+		json_object_set_new(j, "from", json_string(from));
+	}
+	if (a->json) {
+		cli_print_json(j);
+	} else {
+		if (configured)
+			printf("%s (from %s)\n", pragma_llm_describe(llm), from);
+		else
+			printf("no model is configured: pass --llm PROVIDER:MODEL (e.g. openai:gpt-4o), set PRAGMA_LLM, or\n"
+			       "put 'llm = ...' in ~/.config/pragma/config (docs/llm.md). The other settings:\n");
+		json_object_foreach(j, k, v) {
+			if (!configured && (!strcmp(k, "provider") || !strcmp(k, "model") || !strcmp(k, "configured")))
+				continue;
 			char *d = json_dumps(v, JSON_ENCODE_ANY);
 			printf("  %-20s %s\n", k, d ? d : "?");
 			free(d);
 		}
-		json_decref(o);
+		json_decref(j);
 	}
 	free(s);
 	pragma_llm_free(llm);

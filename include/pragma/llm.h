@@ -47,12 +47,33 @@ enum pragma_llm_provider {
 	PRAGMA_LLM_REPLAY,
 };
 
-/* How a request failed. The retryable ones are retried inside send() (up to
- * the retry limit); the reply of a failed send carries the last one. */
+/*
+ * How a request failed: rep->fail after send() returns -1 (err->kind is
+ * PRAGMA_E_ENV for everything but a bad request or option, PRAGMA_E_INPUT).
+ * The retryable ones are retried inside send() (up to the retry limit), each
+ * retry logged as a warning as it happens ("what failed; retry 2 of 5 in
+ * 2.1 s"); the reply of a failed send carries the last failure, and err says
+ * "after N attempts over S s: ..." with a Hint. pragma_llm_fail_class()
+ * groups them for callers that decide what to do next (the optimize loop
+ * stops after consecutive model failures, exit 3):
+ *
+ *   class        fails                                    means
+ *   unreachable  UNREACHABLE, NETWORK                     no server there: refused, DNS, TLS, reset
+ *   timeout      TIMEOUT, STALL                           the server is there but too slow
+ *   auth         AUTH                                     key missing or rejected (401/403)
+ *   rate_limit   RATE_LIMIT                               429 (after Retry-After waits)
+ *   server       SERVER                                   5xx, 529, exec exit 75
+ *   request      REQUEST                                  other 4xx: model name, limits
+ *   bad_reply    MALFORMED, TRUNCATED, EMPTY, TOO_LARGE,  an answer pragma cannot use
+ *                LENGTH, REFUSAL
+ *   exec         EXEC                                     the exec: command failed, timed out, printed nothing
+ *   config       CONFIG                                   bad spec, option or price file
+ *   stop         BUDGET, REPLAY_END                       PRAGMA_LLM_STOP: end cleanly
+ */
 enum pragma_llm_fail {
 	PRAGMA_LLM_FAIL_NONE = 0,
 	PRAGMA_LLM_FAIL_CONFIG,     /* bad spec, option or price file */
-	PRAGMA_LLM_FAIL_NETWORK,    /* DNS, connect, reset (retryable) */
+	PRAGMA_LLM_FAIL_NETWORK,    /* the connection broke mid-request: reset, recv error (retryable) */
 	PRAGMA_LLM_FAIL_TIMEOUT,    /* total or connect timeout (retryable) */
 	PRAGMA_LLM_FAIL_STALL,      /* no bytes for stall_timeout (retryable) */
 	PRAGMA_LLM_FAIL_RATE_LIMIT, /* HTTP 429 (retryable) */
@@ -68,9 +89,15 @@ enum pragma_llm_fail {
 	PRAGMA_LLM_FAIL_EXEC,       /* the exec command failed, timed out or printed nothing */
 	PRAGMA_LLM_FAIL_BUDGET,     /* a budget is spent (PRAGMA_LLM_STOP) */
 	PRAGMA_LLM_FAIL_REPLAY_END, /* the recording has no more replies (PRAGMA_LLM_STOP) */
+	PRAGMA_LLM_FAIL_UNREACHABLE, /* nothing received: connection refused, DNS, no route, TLS handshake (retryable) */
 };
 
+/* "unreachable", "rate_limit", ... (the enum's name in lower case). */
 const char *pragma_llm_fail_name(enum pragma_llm_fail f);
+/* The class of the table above: "unreachable", "timeout", "auth",
+ * "rate_limit", "server", "request", "bad_reply", "exec", "config", "stop";
+ * "none" for NONE. */
+const char *pragma_llm_fail_class(enum pragma_llm_fail f);
 int pragma_llm_fail_retryable(enum pragma_llm_fail f);
 const char *pragma_llm_provider_name(enum pragma_llm_provider p);
 
@@ -187,6 +214,10 @@ struct pragma_llm_usage {
 };
 
 struct pragma_llm;
+
+/* The model spec open() would use (--llm, $PRAGMA_LLM, config llm.spec,
+ * config llm) and where it comes from; NULL when none is configured. */
+const char *pragma_llm_spec_source(const struct pragma_llm_options *o, const char **from);
 
 /* Open a client. Fails with PRAGMA_E_INPUT for a malformed spec or option,
  * PRAGMA_E_ENV when nothing names a model (hint: --llm or PRAGMA_LLM) or a

@@ -89,6 +89,7 @@ const char *pragma_llm_fail_name(enum pragma_llm_fail f)
 		[PRAGMA_LLM_FAIL_EMPTY] = "empty",       [PRAGMA_LLM_FAIL_REFUSAL] = "refusal",
 		[PRAGMA_LLM_FAIL_LENGTH] = "length",     [PRAGMA_LLM_FAIL_EXEC] = "exec",
 		[PRAGMA_LLM_FAIL_BUDGET] = "budget",     [PRAGMA_LLM_FAIL_REPLAY_END] = "replay_end",
+		[PRAGMA_LLM_FAIL_UNREACHABLE] = "unreachable",
 	};
 
 	if ((unsigned)f < sizeof(names) / sizeof(names[0]) && names[f])
@@ -96,9 +97,47 @@ const char *pragma_llm_fail_name(enum pragma_llm_fail f)
 	return "unknown";
 }
 
+const char *pragma_llm_fail_class(enum pragma_llm_fail f)
+{
+	switch (f) {
+	case PRAGMA_LLM_FAIL_NONE:
+		return "none";
+	case PRAGMA_LLM_FAIL_UNREACHABLE:
+	case PRAGMA_LLM_FAIL_NETWORK:
+		return "unreachable";
+	case PRAGMA_LLM_FAIL_TIMEOUT:
+	case PRAGMA_LLM_FAIL_STALL:
+		return "timeout";
+	case PRAGMA_LLM_FAIL_AUTH:
+		return "auth";
+	case PRAGMA_LLM_FAIL_RATE_LIMIT:
+		return "rate_limit";
+	case PRAGMA_LLM_FAIL_SERVER:
+		return "server";
+	case PRAGMA_LLM_FAIL_REQUEST:
+		return "request";
+	case PRAGMA_LLM_FAIL_MALFORMED:
+	case PRAGMA_LLM_FAIL_TRUNCATED:
+	case PRAGMA_LLM_FAIL_EMPTY:
+	case PRAGMA_LLM_FAIL_TOO_LARGE:
+	case PRAGMA_LLM_FAIL_LENGTH:
+	case PRAGMA_LLM_FAIL_REFUSAL:
+		return "bad_reply";
+	case PRAGMA_LLM_FAIL_EXEC:
+		return "exec";
+	case PRAGMA_LLM_FAIL_CONFIG:
+		return "config";
+	case PRAGMA_LLM_FAIL_BUDGET:
+	case PRAGMA_LLM_FAIL_REPLAY_END:
+		return "stop";
+	}
+	return "unknown";
+}
+
 int pragma_llm_fail_retryable(enum pragma_llm_fail f)
 {
 	switch (f) {
+	case PRAGMA_LLM_FAIL_UNREACHABLE:
 	case PRAGMA_LLM_FAIL_NETWORK:
 	case PRAGMA_LLM_FAIL_TIMEOUT:
 	case PRAGMA_LLM_FAIL_STALL:
@@ -450,6 +489,21 @@ static int parse_spec(struct pragma_llm *c, const char *spec, const char *spec_f
 	return 0;
 }
 
+const char *pragma_llm_spec_source(const struct pragma_llm_options *o, const char **from)
+{
+	const char *spec = o ? o->spec : NULL, *f = "--llm";
+
+	if (!spec && (spec = env_str("PRAGMA_LLM")))
+		f = "$PRAGMA_LLM";
+	if (!spec && (spec = pragma_config_get("llm", "spec")))
+		f = "config llm.spec";
+	if (!spec && (spec = pragma_config_get(NULL, "llm")))
+		f = "config llm";
+	if (from)
+		*from = spec ? f : NULL;
+	return spec;
+}
+
 static int resolve(struct pragma_llm *c, const struct pragma_llm_options *o, struct pragma_err *err)
 {
 	char from[96];
@@ -458,12 +512,7 @@ static int resolve(struct pragma_llm *c, const struct pragma_llm_options *o, str
 	long long l;
 	int b;
 
-	if (!spec && (spec = env_str("PRAGMA_LLM")))
-		spec_from = "$PRAGMA_LLM";
-	if (!spec && (spec = pragma_config_get("llm", "spec")))
-		spec_from = "config llm.spec";
-	if (!spec && (spec = pragma_config_get(NULL, "llm")))
-		spec_from = "config llm";
+	spec = pragma_llm_spec_source(o, &spec_from);
 	if (!spec) {
 		pragma_err_set(err, PRAGMA_E_ENV, "no LLM configured");
 		pragma_err_hint(err, "pass --llm PROVIDER:MODEL (e.g. openai:gpt-4o), set PRAGMA_LLM, or put "
@@ -1098,6 +1147,7 @@ int pragma_llm_send(struct pragma_llm *c, const struct pragma_llm_request *req, 
 	pthread_mutex_unlock(&c->lock);
 
 	if (c->cache && llm_cache_get(c, rep->request_hash, rep) == 0) {
+		pragma_info("%s request (attempt %d) answered from the cache", req->agent, req->attempt);
 		rep->cached = 1;
 		rep->cost = 0;
 		rep->latency_ms = rep->elapsed_ms = llm_now_ms() - t0;
@@ -1136,6 +1186,8 @@ int pragma_llm_send(struct pragma_llm *c, const struct pragma_llm_request *req, 
 	c->inflight++;
 	pthread_mutex_unlock(&c->lock);
 
+	pragma_info("%s request (attempt %d) to %s: %zu characters", req->agent, req->attempt, c->describe ? c->describe : c->model,
+		    llm_request_chars(req));
 	for (int n = 0;; n++) {
 		double ta = llm_now_ms();
 
@@ -1158,8 +1210,9 @@ int pragma_llm_send(struct pragma_llm *c, const struct pragma_llm_request *req, 
 			if (ra > wait)
 				wait = ra;
 		}
-		pragma_info("%s (agent %s): %s; retry %d of %d in %.0f ms", c->model, req->agent,
-			    err->msg, n + 1, c->retries, wait);
+		/* Said as it happens: a dead server must not look like a slow one. */
+		pragma_warn("%s request to %s failed (%s): %s; retry %d of %d in %.1f s", req->agent, c->model,
+			    pragma_llm_fail_name(f), err->msg, n + 1, c->retries, wait / 1000);
 		sleep_ms(wait);
 		rep->retries++;
 	}
@@ -1184,9 +1237,12 @@ int pragma_llm_send(struct pragma_llm *c, const struct pragma_llm_request *req, 
 	pthread_mutex_unlock(&c->lock);
 	if (f != PRAGMA_LLM_FAIL_NONE) {
 		if (rep->retries)
-			pragma_err_prefix(err, "after %d retr%s", rep->retries, rep->retries == 1 ? "y" : "ies");
+			pragma_err_prefix(err, "after %d attempts over %.0f s", rep->retries + 1, rep->elapsed_ms / 1000);
 		return -1;
 	}
+	pragma_info("%s request (attempt %d) answered in %.1f s: %llu prompt + %llu completion tokens%s", req->agent,
+		    req->attempt, rep->elapsed_ms / 1000, (unsigned long long)rep->prompt_tokens,
+		    (unsigned long long)rep->completion_tokens, rep->estimated ? " (estimated)" : "");
 	if (c->cache)
 		llm_cache_put(c, rep->request_hash, rep);
 	record(c, req, rep);
@@ -1364,6 +1420,10 @@ int pragma_llm_options_flag(struct pragma_llm_options *o, int argc, char **argv,
 			if (l == 0 || l > 600000)
 				return pragma_err_set(err, PRAGMA_E_INPUT, "--backoff-ms '%s': expected 1..600000", v);
 			o->backoff_ms = (int)l;
+		} else if (l == 0) {
+			/* 0 must not quietly mean "no budget". */
+			return pragma_err_set(err, PRAGMA_E_INPUT, "%s '%s': expected at least 1 (leave the flag out for no "
+					      "budget)", name, v);
 		} else if (!strcmp(name, "--budget-calls")) {
 			o->budget_calls = (uint64_t)l;
 		} else {

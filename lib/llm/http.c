@@ -4,6 +4,7 @@
  * an incremental SSE splitter, and Retry-After.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,57 @@ void llm_http_share_free(struct pragma_llm *c)
 		pthread_mutex_destroy(&c->share_lock[i]);
 }
 
+static int is_tls(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_CRL_BADFILE:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+	case CURLE_SSL_INVALIDCERTSTATUS:
+	case CURLE_SSL_ENGINE_INITFAILED:
+	case CURLE_USE_SSL_FAILED:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A failure before any byte of a response: DNS, connect (refused, no
+ * route, timed out) or the TLS handshake. */
+static int unreachable(CURLcode rc, const struct llm_http *h)
+{
+	if (h->started)
+		return 0;
+	return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_RESOLVE_PROXY ||
+	       is_tls(rc);
+}
+
+static const char *unreachable_why(CURLcode rc, long os_errno, const char *what)
+{
+	if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_RESOLVE_PROXY)
+		return "its host name does not resolve (DNS)";
+	if (is_tls(rc))
+		return "the TLS handshake failed";
+	if (os_errno == ECONNREFUSED)
+		return "connection refused";
+	if (os_errno == ETIMEDOUT)
+		return "no answer to the connection attempt";
+	if (os_errno == EHOSTUNREACH || os_errno == ENETUNREACH)
+		return "no route to the host";
+	if (strstr(what, "refused"))
+		return "connection refused";
+	if (strstr(what, "timed out") || strstr(what, "Timeout"))
+		return "no answer to the connection attempt";
+	if (strstr(what, "No route") || strstr(what, "unreachable"))
+		return "no route to the host";
+	return "cannot connect";
+}
+
 enum pragma_llm_fail llm_http_perform(struct pragma_llm *c, struct llm_http *h, struct pragma_err *err)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
@@ -345,6 +397,26 @@ enum pragma_llm_fail llm_http_perform(struct pragma_llm *c, struct llm_http *h, 
 	} else if (h->malformed) {
 		pragma_err_set(err, PRAGMA_E_ENV, "malformed stream from %s: %s", c->url, h->malformed_msg);
 		f = PRAGMA_LLM_FAIL_MALFORMED;
+	} else if (rc != CURLE_OK && unreachable(rc, h)) {
+		/* Nothing was ever received: the server is not there (or not
+		 * reachable from here), as opposed to a reply cut off. */
+		const char *what = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+		const char *from = getenv("PRAGMA_LLM_BASE_URL") && *getenv("PRAGMA_LLM_BASE_URL") ?
+					   "$PRAGMA_LLM_BASE_URL" : "the default, the config file or --base-url";
+		long os_errno = 0;
+		curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &os_errno);
+		pragma_err_set(err, PRAGMA_E_ENV, "the model server at %s is unreachable: %s (%s)", c->base_url,
+			       unreachable_why(rc, os_errno, what), what);
+		if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_RESOLVE_PROXY)
+			pragma_err_hint(err, "check the host name in the base URL (it comes from %s) and this machine's DNS",
+					from);
+		else if (is_tls(rc))
+			pragma_err_hint(err, "the TLS handshake failed: check the server's certificate (or SSL_CERT_FILE for a "
+					"private CA), or use http:// for a server on this machine");
+		else
+			pragma_err_hint(err, "is the server running and listening at %s? The base URL comes from %s", c->base_url,
+					from);
+		f = PRAGMA_LLM_FAIL_UNREACHABLE;
 	} else if (rc != CURLE_OK) {
 		const char *what = errbuf[0] ? errbuf : curl_easy_strerror(rc);
 		if (rc == CURLE_OPERATION_TIMEDOUT) {

@@ -8,11 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "pragma_test.h"
 
 #include "../fake_llm/fake_llm.h"
 #include "pragma/llm.h"
+#include "pragma/log.h"
 
 static const char *cache_dir;
 
@@ -230,11 +233,30 @@ static void test_retries_exhausted(void **state)
 	opts(&o, "openai:fake", f.base_openai, 1);
 	o.retries = 2;
 	assert_int_equal(pragma_llm_open(&llm, &o, &err), 0);
-	assert_int_equal(ask(llm, &rep, &err), -1);
+	/* Each retry is a warning as it happens: what failed, which retry
+	 * of how many, the wait. */
+	char logpath[] = "/tmp/pragma-test-llmlog-XXXXXX";
+	int logfd = mkstemp(logpath);
+	assert_true(logfd >= 0);
+	pragma_log_set_fd(logfd);
+	int rc = ask(llm, &rep, &err);
+	pragma_log_set_fd(2);
+	char logtext[8192] = "";
+	ssize_t nread = pread(logfd, logtext, sizeof(logtext) - 1, 0);
+	close(logfd);
+	unlink(logpath);
+	assert_true(nread > 0);
+	logtext[nread] = '\0';
+	assert_non_null(strstr(logtext, "pragma: warning: coder request to fake failed (server): HTTP 500"));
+	assert_non_null(strstr(logtext, "retry 1 of 2 in "));
+	assert_non_null(strstr(logtext, "HTTP 503"));
+	assert_non_null(strstr(logtext, "retry 2 of 2 in "));
+	assert_int_equal(rc, -1);
 	assert_int_equal(rep.fail, PRAGMA_LLM_FAIL_SERVER);
+	assert_string_equal(pragma_llm_fail_class(rep.fail), "server");
 	assert_int_equal(rep.retries, 2);
 	assert_int_equal(fake_llm_count(&f), 3);
-	assert_non_null(strstr(err.msg, "after 2 retries"));
+	assert_non_null(strstr(err.msg, "after 3 attempts over "));
 	assert_non_null(strstr(err.msg, "HTTP 500"));
 	pragma_llm_usage_get(llm, &u);
 	assert_int_equal(u.failed, 1);
@@ -308,9 +330,13 @@ static void test_connection_refused(void **state)
 	o.retries = 1;
 	assert_int_equal(pragma_llm_open(&llm, &o, &err), 0);
 	assert_int_equal(ask(llm, &rep, &err), -1);
-	assert_int_equal(rep.fail, PRAGMA_LLM_FAIL_NETWORK);
+	assert_int_equal(rep.fail, PRAGMA_LLM_FAIL_UNREACHABLE);
+	assert_string_equal(pragma_llm_fail_class(rep.fail), "unreachable");
+	assert_int_equal(err.kind, PRAGMA_E_ENV);
 	assert_int_equal(rep.retries, 1);
-	assert_non_null(strstr(err.msg, "cannot reach"));
+	/* After the last retry it says plainly what is wrong. */
+	assert_non_null(strstr(err.msg, "after 2 attempts"));
+	assert_non_null(strstr(err.msg, "is unreachable: connection refused"));
 	assert_non_null(strstr(err.hint, "server running"));
 	pragma_llm_reply_release(&rep);
 	pragma_llm_free(llm);
