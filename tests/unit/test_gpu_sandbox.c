@@ -24,6 +24,8 @@
 #include <linux/landlock.h>
 #include <cmocka.h>
 
+#include "pragma_test.h"
+
 #include "gpu_sandbox.h"
 #include "pragma/fs.h"
 
@@ -278,7 +280,7 @@ static void test_profiler_allows_injection(void **state)
 
 	(void)state;
 	if (!need_landlock())
-		skip(); /* no Landlock: the harness's sandbox cannot be entered here */
+		skip_because("no Landlock: the harness's sandbox cannot be entered here");
 	snprintf(lockfile, sizeof(lockfile), "%s/nsight-compute-lock", dir);
 	st = in_sandbox(1, 0, injection_like, err, sizeof(err));
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
@@ -298,7 +300,7 @@ static void test_normal_mode_refuses(void **state)
 
 	(void)state;
 	if (!need_landlock())
-		skip();
+		skip_because("no Landlock: the harness's sandbox cannot be entered here");
 	snprintf(lockfile, sizeof(lockfile), "%s/chmod-me", dir);
 	mkfile(lockfile);
 	st = in_sandbox(0, 0, chmod_only, err, sizeof(err));
@@ -313,7 +315,7 @@ static void test_learn_mode(void **state)
 
 	(void)state;
 	if (!need_landlock())
-		skip();
+		skip_because("no Landlock: the harness's sandbox cannot be entered here");
 	st = in_sandbox(1, 1, unknown_call, err, sizeof(err));
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		fail_msg("learn mode did not let the call through: status %#x %s", st, err);
@@ -340,5 +342,5 @@ int main(void)
 		cmocka_unit_test(test_learn_mode),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }

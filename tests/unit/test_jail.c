@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "pragma_test.h"
+
 #include "pragma/buf.h"
 #include "pragma/build.h"
 #include "pragma/cuda.h"
@@ -222,9 +224,9 @@ static void test_gcc(void **state)
 
 	(void)state;
 	if (!have_landlock())
-		skip(); /* no Landlock: the compiler cannot be jailed here */
+		skip_because("no Landlock: the compiler cannot be jailed here");
 	if (!have_prog("gcc"))
-		skip();
+		skip_because("gcc not installed");
 	snprintf(so, sizeof(so), "%s/ok.so", work);
 	if (build("gcc", write_src("ok.c", c_kernel), 1, so, &log, &err) != 0)
 		fail_msg("gcc: a normal kernel does not build in the jail: %s\n%s", err.msg, log.data);
@@ -240,9 +242,9 @@ static void test_clang(void **state)
 
 	(void)state;
 	if (!have_landlock())
-		skip();
+		skip_because("no Landlock: the compiler cannot be jailed here");
 	if (!have_prog("clang"))
-		skip(); /* clang not installed */
+		skip_because("clang not installed");
 	snprintf(so, sizeof(so), "%s/ok.so", work);
 	if (build("clang", write_src("ok.c", c_kernel), 1, so, &log, &err) != 0)
 		fail_msg("clang: a normal kernel does not build in the jail: %s\n%s", err.msg, log.data);
@@ -280,9 +282,9 @@ static void test_nvcc(void **state)
 
 	(void)state;
 	if (!have_landlock())
-		skip();
+		skip_because("no Landlock: the compiler cannot be jailed here");
 	if (pragma_cuda_toolkit_find(&tk, NULL) < 0)
-		skip(); /* nvcc not found */
+		skip_because("nvcc not found");
 	snprintf(so, sizeof(so), "%s/ok.so", work);
 	if (build("nvcc", write_src("ok.cu", cu_kernel), 1, so, &log, &err) != 0)
 		fail_msg("nvcc: a kernel with cuda_fp16.h and CUB does not build in the jail: %s\n%s", err.msg, log.data);
@@ -304,18 +306,17 @@ static void test_nvcc_outside_usr(void **state)
 
 	(void)state;
 	if (!have_landlock())
-		skip();
+		skip_because("no Landlock: the compiler cannot be jailed here");
 	if (pragma_cuda_toolkit_find(&tk, NULL) < 0)
-		skip();
+		skip_because("nvcc not found");
 	real = realpath(tk.root, NULL);
 	assert_non_null(real);
 	snprintf(copy, sizeof(copy), "%s/opt-cuda", work);
 	pragma_buf_addf(&cmd, "cp -al '%s' '%s' 2>/dev/null", real, copy);
 	free(real);
 	if (system(cmd.data) != 0) {
-		print_message("skip: cannot hard-link the toolkit outside /usr (another filesystem?)\n");
 		pragma_buf_release(&cmd);
-		skip();
+		skip_because("cannot hard-link the toolkit outside /usr (another filesystem?)");
 	}
 	snprintf(link, sizeof(link), "%s/cuda", work);
 	assert_int_equal(symlink(copy, link), 0);
@@ -340,5 +341,5 @@ int main(void)
 		cmocka_unit_test(test_nvcc_outside_usr),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }

@@ -17,6 +17,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -714,7 +716,7 @@ static void mca_live(void **state)
 	if (k < 0 || !pragma_which("objdump", &od)) {
 		pragma_buf_release(&mca);
 		pragma_buf_release(&od);
-		skip(); /* llvm-mca or objdump not installed: scripts/install-deps.sh */
+		skip_because("llvm-mca or objdump not installed: scripts/install-deps.sh");
 	}
 	int version = versions[k] ? versions[k] : 14; /* Debian 12's plain llvm-mca is 14 */
 	struct pragma_machine zen4 = amd(0x11), zen3 = amd(1);
@@ -740,5 +742,5 @@ int main(void)
 		cmocka_unit_test(mca_fix_input),	  cmocka_unit_test(mca_live),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }
