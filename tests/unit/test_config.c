@@ -15,6 +15,7 @@
 #include "pragma/fs.h"
 
 static char dir[256];
+static char home[1024] = ".."; /* $PRAGMA_HOME, kept: the tests unset every setting */
 
 static void put(const char *rel, const char *text)
 {
@@ -291,12 +292,12 @@ static void test_settings_documented(void **state)
 {
 	struct pragma_buf readme = PRAGMA_BUF_INIT;
 	struct pragma_err err = PRAGMA_ERR_INIT;
-	char path[1024];
+	char path[1100];
 	size_t n;
 	const struct pragma_setting *t = pragma_settings(&n);
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/README.md", getenv("PRAGMA_HOME") ? getenv("PRAGMA_HOME") : "..");
+	snprintf(path, sizeof(path), "%s/README.md", home);
 	assert_int_equal(pragma_read_file(path, &readme, 0, &err), 0);
 	for (size_t i = 0; i < n; i++) {
 		char want[128];
@@ -315,6 +316,8 @@ static int setup(void **state)
 	struct pragma_buf tmp = PRAGMA_BUF_INIT;
 
 	(void)state;
+	if (getenv("PRAGMA_HOME"))
+		snprintf(home, sizeof(home), "%s", getenv("PRAGMA_HOME"));
 	if (pragma_mkdtemp("/tmp", "pragma-config-", &tmp, NULL) < 0)
 		return -1;
 	snprintf(dir, sizeof(dir), "%s", tmp.data);
