@@ -3,6 +3,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "pragma/config.h"
 #include "pragma/fs.h"
 #include "pragma/refdata.h"
 
@@ -15,7 +16,8 @@ static const char usage[] =
 	"task metadata and compiled references, under $PRAGMA_CACHE_DIR, else\n"
 	"$XDG_CACHE_HOME/pragma, else ~/.cache/pragma. Reference data is bounded by\n"
 	"$PRAGMA_CACHE_MAX (default 8G); pragma prunes least recently used entries\n"
-	"after making new ones. prune does it now (to --max, e.g. 2G, 500M);\n"
+	"after making new ones. prune does it now (to --max, e.g. 2G, 500M; 0 removes\n"
+	"all reference data);\n"
 	"clear removes the whole cache.\n";
 
 struct flags {
@@ -32,26 +34,6 @@ static int extra(int argc, char **argv, int i, void *ctx)
 		f->max = argv[i + 1];
 		return 2;
 	}
-	return 0;
-}
-
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	double x = strtod(s, &end);
-
-	if (end == s || x < 0)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': x *= 1024; end++; break;
-	case 'm': case 'M': x *= 1048576; end++; break;
-	case 'g': case 'G': x *= 1073741824.0; end++; break;
-	case '\0': break;
-	default: return -1;
-	}
-	if (*end && strcmp(end, "B") && strcmp(end, "iB"))
-		return -1;
-	*out = (uint64_t)x;
 	return 0;
 }
 
@@ -92,8 +74,12 @@ int cmd_cache(int argc, char **argv)
 	} else if (!strcmp(sub, "prune")) {
 		uint64_t limit = pragma_ref_cache_limit(), freed = 0;
 		int left = 0;
-		if (f.max && parse_size(f.max, &limit) < 0)
-			return cli_usage_error("--max '%s' is not a size (e.g. 2G, 500M)", f.max);
+		/* --max 0 empties the reference cache; anything else is a size. */
+		if (f.max && strcmp(f.max, "0") && pragma_parse_size(f.max, &limit) < 0)
+			return cli_usage_error("--max '%s' is not a size (e.g. 2G, 500M, or 0 to remove all reference data)",
+					       f.max);
+		if (f.max && !strcmp(f.max, "0"))
+			limit = 0;
 		if (pragma_ref_prune(limit, NULL, &freed, &left, &err) < 0)
 			return o.json ? cli_error_json(&err) : cli_error(&err);
 		if (o.json)

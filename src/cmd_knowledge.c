@@ -113,8 +113,9 @@ int cmd_knowledge(int argc, char **argv)
 					    !strcmp(a, "--chunk-bytes") || !strcmp(a, "--max-chunks"))) {
 			char *end;
 			long v = strtol(argv[++i], &end, 10);
-			if (*end || v < 0 || v > 100000000)
-				return cli_usage_error("%s: '%s' is not a valid number", a, argv[i]);
+			/* 0 would quietly mean "the default" (or no results): refused. */
+			if (*end || end == argv[i] || v < 1 || v > 100000000)
+				return cli_usage_error("%s: '%s' is not a whole number from 1 to 100000000", a, argv[i]);
 			if (!strcmp(a, "--limit"))
 				limit = (int)v;
 			else if (!strcmp(a, "--max-bytes"))

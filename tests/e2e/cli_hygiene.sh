@@ -61,6 +61,8 @@ verify --sets 0|verify $NATIVE $NATIVE/reference.c --sets 0
 llm ping --count 0|llm ping --count 0
 llm ping --parallel 0|llm ping --count 2 --parallel 0
 llm --budget-calls 0|llm ping --budget-calls 0
+knowledge --limit 0|knowledge search cache --limit 0
+cache prune --max lots|cache prune --max lots
 runs --limit x|runs --limit x
 EOF
 grep_err "0 is explained" "0 does not mean|out of range|not a whole number|at least 1"

@@ -36,7 +36,7 @@ jcheck "all answered, totals equal the replies" \
 	"j['answered'] == 40 and j['usage']['calls'] == 40 and j['usage']['prompt_tokens'] == j['reply_sums']['prompt_tokens']"
 
 expect_exit 3 "nothing listening" -- $PRAGMA llm ping --llm openai:x --base-url http://127.0.0.1:9/v1 --retries 1 --backoff-ms 1
-grep_err "connection refused says so" "cannot reach"
+grep_err "connection refused says so" "is unreachable: connection refused"
 
 # ask, with the cache: the second identical question never reaches the server.
 n0=$(wc -l <"$FAKE_LOG")
