@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,5 +137,5 @@ int main(void)
 		cmocka_unit_test(io_table_settings),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }
