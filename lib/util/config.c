@@ -439,6 +439,9 @@ static const struct pragma_setting settings[] = {
 	  "the torch.compile baseline's mode (GPU)", "default|reduce-overhead|max-autotune|max-autotune-no-cudagraphs" },
 	{ "PRAGMA_TORCH_COMPILE", NULL, NULL, PRAGMA_SETTING_CHOICE, 0, 0, "unset (measured)",
 	  "0 skips the torch.compile baseline (GPU)", "0" },
+	{ "PRAGMA_CUDA_PROFILER_LEARN", NULL, NULL, PRAGMA_SETTING_TEXT, 0, 0, "unset",
+	  "set (to anything but 0): ncu's injection may make calls the profiler sandbox does not allow, named "
+	  "(a diagnostic)" },
 	{ "PRAGMA_BRIDGE", NULL, NULL, PRAGMA_SETTING_FILE, 0, 0, "bridge/pragma_bridge.py of PRAGMA_HOME",
 	  "the bridge script the CUDA baseline timer imports" },
 	/* Profiling. */
