@@ -2,9 +2,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "pragma/log.h"
 
 int cli_error(const struct pragma_err *err)
 {
+	pragma_progress_clear(); /* a live status line would run into the message */
 	fprintf(stderr, "pragma: %s\n", err->msg[0] ? err->msg : "unknown error");
 	if (err->hint[0])
 		fprintf(stderr, "Hint: %s\n", err->hint);
@@ -25,6 +27,7 @@ int cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
+	pragma_progress_clear();
 	fputs("pragma: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -35,6 +38,7 @@ int cli_usage_error(const char *fmt, ...)
 
 void cli_print_json(json_t *v)
 {
+	pragma_progress_clear();
 	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	fputc('\n', stdout);
 	fflush(stdout);
