@@ -221,6 +221,8 @@ static void test_settings_values(void **state)
 	expect_bad("PRAGMA_CUDA_ARCH", "ampere", "not a CUDA architecture");
 	expect_good("PRAGMA_CUDA_ARCH", "sm_90a");
 	expect_good("PRAGMA_CUDA_ARCH", "80");
+	expect_bad("PRAGMA_TORCH_COMPILE_MODE", "turbo", "not one of the choices");
+	expect_good("PRAGMA_TORCH_COMPILE_MODE", "max-autotune");
 
 	/* An empty variable is unset. */
 	clean_env();
