@@ -444,6 +444,9 @@ static const struct pragma_setting settings[] = {
 	  "(a diagnostic)", NULL },
 	{ "PRAGMA_BRIDGE", NULL, NULL, PRAGMA_SETTING_FILE, 0, 0, "bridge/pragma_bridge.py of PRAGMA_HOME",
 	  "the bridge script the CUDA baseline timer imports", NULL },
+	/* Suites on a cluster. */
+	{ "PRAGMA_SLURM_POLL_MS", NULL, NULL, PRAGMA_SETTING_INT, 100, 3600000, "5000",
+	  "how often bench polls Slurm for its jobs, in ms", NULL },
 	/* Profiling. */
 	{ NULL, "profile", "sim_budget", PRAGMA_SETTING_SECONDS, 0, 0, "the profiler's own",
 	  "seconds the valgrind (sim) collector may take", NULL },

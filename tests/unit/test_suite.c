@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "pragma_test.h"
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -363,5 +365,5 @@ int main(void)
 		cmocka_unit_test(slurm_helpers),
 		cmocka_unit_test(executor_config),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pragma_run_tests(tests, NULL, NULL);
 }
