@@ -38,6 +38,12 @@ fi
 eval "$("$DEV" env)"
 FAKE_PIDS=()
 cleanup() {
+	# This test's jobs, wherever it stopped: its suite runs' arrays by name.
+	for db in "$W"/*.db; do
+		for s in $($PY -c "import sqlite3; [print(r[0]) for r in sqlite3.connect('$db').execute('select id from suites')]" 2>/dev/null); do
+			scancel --name="pragma-$s" 2>/dev/null
+		done
+	done
 	for p in "${FAKE_PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	[ "$STARTED" = 1 ] && "$DEV" stop >/dev/null 2>&1
 	if [ "$fails" = 0 ]; then rm -rf "$W"; else echo "kept for a look: $W"; fi
