@@ -302,6 +302,46 @@ static int sbatch_line(struct pragma_buf *b, const char *arg, struct pragma_err 
 	return 0;
 }
 
+/* The names exported at the suite's first submission that are not set now:
+ * a --resume from a shell without the model's URL or key would send its jobs
+ * to the wrong endpoint, or none. The model's settings missing is an error;
+ * anything else a warning. */
+static int check_exports(const char *spec_path, const char *now, struct pragma_err *err)
+{
+	json_t *old = json_load_file(spec_path, 0, NULL), *x;
+	struct pragma_buf miss = PRAGMA_BUF_INIT, fatal = PRAGMA_BUF_INIT;
+	size_t i;
+	int ret = 0;
+
+	json_array_foreach(json_object_get(old, "exported"), i, x) {
+		const char *n = json_string_value(x);
+		size_t len = n ? strlen(n) : 0;
+		int found = 0;
+		for (const char *p = now; len && (p = strstr(p, n)); p += len)
+			if ((p == now || p[-1] == ',') && (p[len] == ',' || p[len] == '\0')) {
+				found = 1;
+				break;
+			}
+		if (found || !n)
+			continue;
+		int model = !strncmp(n, "PRAGMA_LLM", 10) || (len > 8 && !strcmp(n + len - 8, "_API_KEY"));
+		pragma_buf_addf(model ? &fatal : &miss, "%s%s", (model ? fatal.len : miss.len) ? ", " : "", n);
+	}
+	if (fatal.len) {
+		pragma_err_set(err, PRAGMA_E_ENV, "the suite's jobs were submitted with %s set, and it is not set now: "
+			       "resubmitted jobs would not reach the model", fatal.data);
+		pragma_err_hint(err, "export %s as when the suite was started, then resume again", fatal.data);
+		ret = -1;
+	} else if (miss.len) {
+		pragma_warn("set when the suite's jobs were first submitted, not set now (the jobs will not have it): %s",
+			    miss.data);
+	}
+	json_decref(old);
+	pragma_buf_release(&miss);
+	pragma_buf_release(&fatal);
+	return ret;
+}
+
 static int write_files(struct slurm *S, struct pragma_err *err)
 {
 	struct pragma_buf p = PRAGMA_BUF_INIT, sh = PRAGMA_BUF_INIT, names = PRAGMA_BUF_INIT;
@@ -326,13 +366,23 @@ static int write_files(struct slurm *S, struct pragma_err *err)
 						       json_array_get(tasks, (size_t)el->task), "trajectory", el->traj,
 						       "shard", el->shard, "out", out));
 	}
-	spec = json_pack("{s:i, s:s, s:s, s:{s:O, s:O, s:O}, s:o}", "version", 1, "pragma", S->self, "run_dir", S->run_dir,
-			 "suite", "id", json_object_get(S->suite, "id"), "mode", json_object_get(S->suite, "mode"),
-			 "config", cfg, "elements", elems);
-	elems = NULL;
-	text = json_dumps(spec, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	suite_export_names(environ, pragma_config_get("llm", "api_key_env"), &names);
 	pragma_buf_reset(&p);
 	pragma_buf_addf(&p, "%s/suite.json", S->run_dir);
+	if (check_exports(p.data, names.data ? names.data : "", err) < 0)
+		goto out;
+	json_t *exported = json_array();
+	for (const char *q = names.data; q && *q;) {
+		size_t n = strcspn(q, ",");
+		json_array_append_new(exported, json_stringn(q, n));
+		q += n + (q[n] == ',');
+	}
+	/* "exported": names only (what the next submission must have too). */
+	spec = json_pack("{s:i, s:s, s:s, s:{s:O, s:O, s:O}, s:o, s:o}", "version", 1, "pragma", S->self, "run_dir",
+			 S->run_dir, "suite", "id", json_object_get(S->suite, "id"), "mode", json_object_get(S->suite, "mode"),
+			 "config", cfg, "exported", exported, "elements", elems);
+	elems = NULL;
+	text = json_dumps(spec, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	if (!text || pragma_write_file_atomic(p.data, text, strlen(text), err) < 0)
 		goto out;
 
@@ -360,7 +410,6 @@ static int write_files(struct slurm *S, struct pragma_err *err)
 	/* Preempted or on a failed node: back in the queue, and the element
 	 * resumes from its shard. */
 	sbatch_line(&sh, "--requeue", err);
-	suite_export_names(environ, pragma_config_get("llm", "api_key_env"), &names);
 	pragma_buf_reset(&p);
 	pragma_buf_addf(&p, "--export=%s", names.len ? names.data : "NONE");
 	sbatch_line(&sh, p.data, err);

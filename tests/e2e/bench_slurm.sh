@@ -146,7 +146,12 @@ arrays_before=$(sq "$SUITE" | cut -d_ -f1 | sort -u | tr '\n' ' ')
 t_resume=$($PY -c 'import time; print(time.time())')
 
 # 3. --resume: only the cancelled element goes back to Slurm, and it resumes
-# the run its shard holds.
+# the run its shard holds. From a shell without the model's URL it refuses:
+# the jobs would call the wrong endpoint.
+expect_exit 3 "--resume without PRAGMA_LLM_BASE_URL, which the jobs were submitted with" -- \
+	env -u PRAGMA_LLM_BASE_URL $PRAGMA bench --resume "$SUITE" --db "$W/slurm.db"
+grep_err "says the model's URL is missing now" "submitted with PRAGMA_LLM_BASE_URL set, and it is not set now"
+grep_err "with a hint" "^Hint: export PRAGMA_LLM_BASE_URL"
 expect_exit 0 "bench --resume after the cancelled job" -- $PRAGMA bench --resume "$SUITE" --db "$W/slurm.db" --json
 cp /tmp/e2e.out.$$ "$W/slurm.out.json"
 cp /tmp/e2e.err.$$ "$W/resume.err"
