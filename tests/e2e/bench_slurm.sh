@@ -94,16 +94,16 @@ has_run() {
 	[ -s "$RUN_DIR/shards/$1-t1.db" ] &&
 		$PY -c "import sqlite3,sys; c=sqlite3.connect('file:$RUN_DIR/shards/$1-t1.db?mode=ro', uri=True); sys.exit(0 if c.execute('select count(*) from runs').fetchone()[0] else 1)" 2>/dev/null
 }
-for _ in $(seq 600); do
+for _ in $(seq 1800); do
 	sleep 0.5
 	SUITE=$($PY -c "import sqlite3; print(sqlite3.connect('$W/slurm.db').execute('select id from suites').fetchone()[0])" 2>/dev/null)
 	[ -n "$SUITE" ] && RUN_DIR=$W/shared/suites/$SUITE && has_run sl_double && break
 	kill -0 $BENCH 2>/dev/null || break
 done
 TJOB=$(sq "$SUITE" | awk -F'|' '$1 ~ "_0$" && $2 == "RUNNING" {print $1}' | tail -1)
-scontrol update JobId="$TJOB" TimeLimit=1 >/dev/null && ok "sl_double ($TJOB) given a time limit of one minute" ||
+[ -n "$TJOB" ] && scontrol update JobId="$TJOB" TimeLimit=1 >/dev/null && ok "sl_double ($TJOB) given a time limit of one minute" ||
 	bad "cannot lower $TJOB's time limit"
-for _ in $(seq 600); do
+for _ in $(seq 1800); do
 	sleep 0.5
 	SUITE=$($PY -c "import sqlite3; print(sqlite3.connect('$W/slurm.db').execute('select id from suites').fetchone()[0])" 2>/dev/null)
 	[ -n "$SUITE" ] && RUN_DIR=$W/shared/suites/$SUITE
