@@ -18,7 +18,11 @@
 # under /tmp; with $OUT set (a device run) the table and the logs are copied
 # there. Exit 0 when nothing failed.
 #
-#   scripts/gpu-check.sh [--budget SECONDS] [--only NAME,...] [--keep]
+#   scripts/gpu-check.sh [--budget SECONDS] [--only NAME,...] [--keep] [--suite]
+#
+# --suite also times every tasks/gpu-l1 problem's PyTorch eager baseline on
+# the GPU at full size (one input set, made on the CPU) next to the estimate
+# of tasks/gpu-l1/README.md: a few more minutes.
 #
 # Environment: PRAGMA (the binary), PRAGMA_PYTHON (default
 # /opt/torch/.venv/bin/python3 when present), PRAGMA_NCU.
@@ -30,6 +34,7 @@ BUDGET=360
 ONLY=
 KEEP=0
 FORCE=0
+SUITE=0
 NODEV=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -37,7 +42,8 @@ while [ $# -gt 0 ]; do
 	--only) ONLY=,$2,; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	--force) FORCE=1; shift ;; # run the steps without a device too (to test this script)
-	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+	--suite) SUITE=1; shift ;;
+	-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
 	*) echo "gpu-check: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -272,6 +278,24 @@ e2e e2e-cheats cuda_cheats.sh 300
 e2e e2e-verify cuda_verify.sh 240
 e2e e2e-profile cuda_profile.sh 240
 
+# ------------------------------------------ the suite's eager baselines
+if [ $SUITE = 1 ] && want suite; then
+	: >"$STATE/suite.txt"
+	n_ok=0
+	n=0
+	for f in tasks/gpu-l1/*.py; do
+		t=$(basename "$f" .py)
+		n=$((n + 1))
+		[ $((SECONDS - START)) -ge $((BUDGET + 300)) ] && { echo "$t: skipped (time)" >>"$STATE/suite.txt"; continue; }
+		run "suite-$t" 300 env PRAGMA_TORCH_COMPILE=0 "$PRAGMA" baseline "$f" --backend cuda --sets 1 --reps 10 --json
+		line=$(j "suite-$t" "'%-24s %9.4f ms  estimate %7.2f ms  (%s, %s)' % ('$t', j['stats']['median'], max(j['flops'] / 50e12, j['bytes'] / 3.0e12) * 1e3 if 'conv' not in '$t' or 'depthwise' in '$t' else max(j['flops'] / 400e12, j['bytes'] / 3.0e12) * 1e3, j['config'].get('device_name', j['config'].get('device')), j['config'].get('torch'))")
+		echo "$line" >>"$STATE/suite.txt"
+		[[ $line == *" ms  estimate"* ]] && n_ok=$((n_ok + 1))
+	done
+	if [ $n_ok = $n ]; then record suite PASS "$n_ok of $n eager baselines timed on the GPU (suite.txt)"; else
+		record suite FAIL "$n_ok of $n eager baselines timed (suite.txt)"; fi
+fi
+
 # --------------------------------------------------------------- summary
 {
 	echo
@@ -281,6 +305,7 @@ e2e e2e-profile cuda_profile.sh 240
 	printf '%-16s-+-%-6s-+-%s\n' ---------------- ------ ------
 	while IFS=$'\t' read -r c r d; do printf '%-16s | %-6s | %s\n' "$c" "$r" "$d"; done <"$RESULTS"
 	[ -s "$STATE/cheats-table.txt" ] && { echo; echo "cheats (expected / got):"; cat "$STATE/cheats-table.txt"; }
+	[ -s "$STATE/suite.txt" ] && { echo; echo "tasks/gpu-l1, PyTorch eager on the GPU (median of 10) vs the README's estimate:"; cat "$STATE/suite.txt"; }
 } | tee "$STATE/summary.txt"
 
 if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then

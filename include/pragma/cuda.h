@@ -326,6 +326,11 @@ void pragma_ncu_metrics(const struct pragma_ncu_result *r, const char *const *ex
 void pragma_ncu_explain(const struct pragma_ncu_result *r, char *why, size_t len);
 /* Find ncu: $PRAGMA_NCU, PATH, <toolkit>/bin, /usr/local/cuda/bin. 1 when found. */
 int pragma_ncu_find(struct pragma_buf *path);
+/* ncu's installation directory, symlinks resolved, for the profiler
+ * sandbox to grant: the directory of ncu's real path when it holds
+ * target/; two levels up from target/<platform>/ncu; for a launcher in
+ * <toolkit>/bin, the newest <toolkit>/nsight-compute-* with a target/. */
+void pragma_ncu_tool_dir(const char *ncu, struct pragma_buf *out);
 
 /* Metrics the CUDA backend produces beyond the profiler's registry
  * (static.gpu_* from ptxas, more gpu.* from ncu), in the registry's form;

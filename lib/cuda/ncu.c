@@ -14,6 +14,7 @@
  * announced as `==PROF== Profiling "k" - 0: 0%....50%....100% - 9 passes`.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 
 #include "cuda/cuda_int.h"
 #include "pragma/cuda.h"
+#include "pragma/fs.h"
 #include "pragma/proc.h"
 
 /* ------------------------------------------------------------ CSV lines */
@@ -773,6 +775,58 @@ void pragma_ncu_explain(const struct pragma_ncu_result *r, char *why, size_t len
 			 "(or launched from a library)");
 	else
 		snprintf(why, len, "ncu produced no results (no CSV table in its output)");
+}
+
+/* ncu's installation directory, resolved through symlinks: the harness
+ * grants it to ncu's injection. /usr/local/cuda/bin/ncu may be a link (or
+ * a launcher script) into <toolkit>/nsight-compute-<version>/, whose
+ * target/<platform>/ holds the injected libraries; a standalone install
+ * has them beside ncu. */
+void pragma_ncu_tool_dir(const char *ncu, struct pragma_buf *out)
+{
+	char *real = realpath(ncu, NULL), *slash;
+	char probe[4200];
+
+	pragma_buf_reset(out);
+	pragma_buf_adds(out, real ? real : ncu);
+	free(real);
+	if ((slash = strrchr(out->data, '/')))
+		pragma_buf_setlen(out, (size_t)(slash - out->data));
+	snprintf(probe, sizeof(probe), "%s/target", out->data);
+	if (pragma_path_exists(probe))
+		return;
+	/* ncu itself in target/<platform>/: the installation is two up */
+	slash = strrchr(out->data, '/');
+	if (slash && !strncmp(slash + 1, "linux-", 6) && slash - out->data >= 7 &&
+	    !strncmp(slash - 7, "/target", 7)) {
+		pragma_buf_setlen(out, (size_t)(slash - 7 - out->data));
+		return;
+	}
+	/* a launcher in <toolkit>/bin: the newest <toolkit>/nsight-compute-* */
+	if ((slash = strrchr(out->data, '/'))) {
+		struct pragma_buf parent = PRAGMA_BUF_INIT, best = PRAGMA_BUF_INIT;
+		DIR *d;
+		struct dirent *e;
+		pragma_buf_add(&parent, out->data, (size_t)(slash - out->data));
+		if ((d = opendir(parent.len ? parent.data : "/"))) {
+			while ((e = readdir(d)))
+				if (!strncmp(e->d_name, "nsight-compute", 14) &&
+				    (!best.len || strcmp(e->d_name, best.data) > 0)) {
+					snprintf(probe, sizeof(probe), "%s/%s/target", parent.data, e->d_name);
+					if (pragma_path_exists(probe)) {
+						pragma_buf_reset(&best);
+						pragma_buf_adds(&best, e->d_name);
+					}
+				}
+			closedir(d);
+		}
+		if (best.len) {
+			pragma_buf_reset(out);
+			pragma_buf_addf(out, "%s/%s", parent.data, best.data);
+		}
+		pragma_buf_release(&parent);
+		pragma_buf_release(&best);
+	}
 }
 
 int pragma_ncu_find(struct pragma_buf *path)

@@ -7,7 +7,6 @@
  * report is unavailable with the probe's reason, and the call fails with
  * PRAGMA_E_ENV ("no CUDA device: ...") so that commands exit 3.
  */
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,58 +214,6 @@ static void kernel_regex(const struct pragma_ptxas_report *r, struct pragma_buf 
 	pragma_buf_adds(out, ")$");
 }
 
-/* ncu's installation directory, resolved through symlinks: the harness
- * grants it to ncu's injection. /usr/local/cuda/bin/ncu may be a link (or
- * a launcher script) into <toolkit>/nsight-compute-<version>/, whose
- * target/<platform>/ holds the injected libraries; a standalone install
- * has them beside ncu. */
-static void ncu_tool_dir(const char *ncu, struct pragma_buf *out)
-{
-	char *real = realpath(ncu, NULL), *slash;
-	char probe[4200];
-
-	pragma_buf_reset(out);
-	pragma_buf_adds(out, real ? real : ncu);
-	free(real);
-	if ((slash = strrchr(out->data, '/')))
-		pragma_buf_setlen(out, (size_t)(slash - out->data));
-	snprintf(probe, sizeof(probe), "%s/target", out->data);
-	if (pragma_path_exists(probe))
-		return;
-	/* ncu itself in target/<platform>/: the installation is two up */
-	slash = strrchr(out->data, '/');
-	if (slash && !strncmp(slash + 1, "linux-", 6) && slash - out->data >= 7 &&
-	    !strncmp(slash - 7, "/target", 7)) {
-		pragma_buf_setlen(out, (size_t)(slash - 7 - out->data));
-		return;
-	}
-	/* a launcher in <toolkit>/bin: the newest <toolkit>/nsight-compute-* */
-	if ((slash = strrchr(out->data, '/'))) {
-		struct pragma_buf parent = PRAGMA_BUF_INIT, best = PRAGMA_BUF_INIT;
-		DIR *d;
-		struct dirent *e;
-		pragma_buf_add(&parent, out->data, (size_t)(slash - out->data));
-		if ((d = opendir(parent.len ? parent.data : "/"))) {
-			while ((e = readdir(d)))
-				if (!strncmp(e->d_name, "nsight-compute", 14) &&
-				    (!best.len || strcmp(e->d_name, best.data) > 0)) {
-					snprintf(probe, sizeof(probe), "%s/%s/target", parent.data, e->d_name);
-					if (pragma_path_exists(probe)) {
-						pragma_buf_reset(&best);
-						pragma_buf_adds(&best, e->d_name);
-					}
-				}
-			closedir(d);
-		}
-		if (best.len) {
-			pragma_buf_reset(out);
-			pragma_buf_addf(out, "%s/%s", parent.data, best.data);
-		}
-		pragma_buf_release(&parent);
-		pragma_buf_release(&best);
-	}
-}
-
 /* Learn mode's lines ("pragma-cuda-harness: profiler mode lacks syscall
  * 90 (chmod)", "... denies open of /etc/x") from the harness's stderr or
  * ncu's log, as one list. */
@@ -307,7 +254,7 @@ static void run_ncu(const struct pragma_cuda_profile_opts *o, struct cuda_run *r
 					   "toolkit's nsight-compute package) or set PRAGMA_NCU");
 		goto out;
 	}
-	ncu_tool_dir(ncu.data, &tool_dir);
+	pragma_ncu_tool_dir(ncu.data, &tool_dir);
 	pragma_ncu_metric_list(o->extra, o->n_extra, &metrics);
 	kernel_regex(pr, &regex);
 	pragma_buf_addf(&log, "%s/ncu.log", run->work_dir);

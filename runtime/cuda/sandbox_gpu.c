@@ -406,6 +406,27 @@ static void note_open(const struct seccomp_notif *req)
 	} else {
 		snprintf(real, sizeof(real), "%s", path);
 	}
+	{
+		/* Landlock judges the file itself, symlinks resolved: so do we
+		 * (the parent directory for a file about to be created). */
+		char *rp = realpath(real, NULL), *slash;
+		if (!rp && (slash = strrchr(real, '/')) && slash != real) {
+			*slash = '\0';
+			rp = realpath(real, NULL);
+			*slash = '/';
+			if (rp) {
+				char *full = malloc(strlen(rp) + strlen(slash) + 1);
+				if (full)
+					sprintf(full, "%s%s", rp, slash);
+				free(rp);
+				rp = full;
+			}
+		}
+		if (rp) {
+			snprintf(real, sizeof(real), "%s", rp);
+			free(rp);
+		}
+	}
 	if (granted(real))
 		return;
 	learn.n_denied++;
@@ -520,6 +541,12 @@ static int stage1(struct gpu_sandbox *sb, char *why, size_t len)
 	if (learn_mode) {
 		learn.rules = calloc(GPU_LL_RULES_MAX, sizeof(*learn.rules));
 		learn.n_rules = learn.rules ? gpu_sandbox_rules(sb, learn.rules, GPU_LL_RULES_MAX) : 0;
+		for (int i = 0; i < learn.n_rules; i++) {
+			char *rp = realpath(learn.rules[i].path, NULL); /* as Landlock sees them */
+			if (rp)
+				snprintf(learn.rules[i].path, sizeof(learn.rules[i].path), "%s", rp);
+			free(rp);
+		}
 	}
 	if (learn_mode && pthread_create(&learn.thread, NULL, learn_main, NULL) != 0) {
 		snprintf(why, len, "learn mode: cannot start the supervisor thread");

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "pragma_test.h"
@@ -327,12 +329,73 @@ static void test_extra_raw(void **state)
 	free(text);
 }
 
+/* ncu's directory for the profiler sandbox, resolved through symlinks (issue
+ * 12): the layouts a CUDA toolkit, a launcher script and a standalone
+ * install give. */
+static void touch_exec(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\n", f);
+	fclose(f);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+static void test_tool_dir(void **state)
+{
+	char root[] = "/tmp/pragma-ncu-XXXXXX", p[600], q[700], *real;
+	struct pragma_buf out = PRAGMA_BUF_INIT;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	/* a toolkit: bin/ncu -> ../nsight-compute-2025.3.1/ncu, target/ beside the real one */
+	snprintf(p, sizeof(p), "%s/cuda", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/cuda/bin", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/cuda/nsight-compute-2025.3.1", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/cuda/nsight-compute-2025.3.1/target", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/cuda/nsight-compute-2025.3.1/ncu", root);
+	touch_exec(p);
+	snprintf(q, sizeof(q), "%s/cuda/bin/ncu", root);
+	assert_int_equal(symlink("../nsight-compute-2025.3.1/ncu", q), 0);
+	pragma_ncu_tool_dir(q, &out);
+	snprintf(p, sizeof(p), "%s/cuda/nsight-compute-2025.3.1", root);
+	real = realpath(p, NULL);
+	assert_string_equal(out.data, real);
+	free(real);
+	/* the same toolkit through a launcher script in bin/ (not a link),
+	 * with an older nsight-compute beside the newer one */
+	unlink(q);
+	touch_exec(q);
+	snprintf(p, sizeof(p), "%s/cuda/nsight-compute-2024.1.0", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/cuda/nsight-compute-2024.1.0/target", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	pragma_ncu_tool_dir(q, &out);
+	assert_non_null(strstr(out.data, "/cuda/nsight-compute-2025.3.1"));
+	/* ncu run from target/<platform>/: the installation is two up */
+	snprintf(p, sizeof(p), "%s/cuda/nsight-compute-2025.3.1/target/linux-desktop-glibc_2_11_3-x64", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(q, sizeof(q), "%s/ncu", p);
+	touch_exec(q);
+	pragma_ncu_tool_dir(q, &out);
+	assert_non_null(strstr(out.data, "/cuda/nsight-compute-2025.3.1"));
+	assert_null(strstr(out.data, "/target"));
+	pragma_buf_release(&out);
+	snprintf(p, sizeof(p), "rm -rf '%s'", root);
+	assert_int_equal(system(p), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single),	    cmocka_unit_test(test_multi_kernel), cmocka_unit_test(test_multi_pass),
 		cmocka_unit_test(test_pcsamp),	    cmocka_unit_test(test_perm_error),	 cmocka_unit_test(test_no_kernels),
 		cmocka_unit_test(test_bad),	    cmocka_unit_test(test_metric_list),	 cmocka_unit_test(test_extra_raw),
+		cmocka_unit_test(test_tool_dir),
 	};
 	return pragma_run_tests(tests, NULL, NULL);
 }
