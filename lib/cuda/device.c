@@ -152,7 +152,7 @@ static void probe(struct pragma_gpu_probe *p)
 		snprintf(p->hint, sizeof(p->hint), "install the CUDA toolkit (or set PRAGMA_CUDART to a libcudart.so)");
 		return;
 	}
-	snprintf(p->cudart, sizeof(p->cudart), "%s", which);
+	snprintf(p->cudart, sizeof(p->cudart), "%.4000s", which);
 	count = (count_fn)(uintptr_t)dlsym(h, "cudaGetDeviceCount");
 	attr = (attr_fn)(uintptr_t)dlsym(h, "cudaDeviceGetAttribute");
 	drv = (ver_fn)(uintptr_t)dlsym(h, "cudaDriverGetVersion");
@@ -162,7 +162,7 @@ static void probe(struct pragma_gpu_probe *p)
 	if (!props)
 		props = (props_fn)(uintptr_t)dlsym(h, "cudaGetDeviceProperties");
 	if (!count || !attr) {
-		snprintf(p->reason, sizeof(p->reason), "no CUDA device: %s lacks cudaGetDeviceCount", which);
+		snprintf(p->reason, sizeof(p->reason), "no CUDA device: %.400s lacks cudaGetDeviceCount", which);
 		snprintf(p->hint, sizeof(p->hint), "set PRAGMA_CUDART to a working libcudart.so");
 		/* A runtime is never unloaded: its destructors may not expect it. */
 		return;
