@@ -106,6 +106,10 @@ exec "$here/bin/pragma" "$@"
 WRAP
 chmod +x "$OUT/pragma"
 
+# What the bundle was built from, so that gpu-check can tell a stale one.
+(cd "$ROOT" && find lib src runtime include bridge knowledge prompts CMakeLists.txt -type f -print0 | sort -z |
+	xargs -0 sha256sum | sha256sum | cut -d' ' -f1) >"$OUT/SOURCE_HASH"
+
 glibc=$(objdump -T "$OUT"/bin/* "$OUT"/lib/* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
 {
 	echo "built on: $(. /etc/os-release && echo "$PRETTY_NAME"), $(ldd --version | head -1)"

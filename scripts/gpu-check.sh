@@ -16,7 +16,9 @@
 # Needs only the repository and a build: build-gpu/ (scripts/gpu-bundle.sh,
 # for machines without jansson/curl/sqlite/seccomp) or build/. State lives
 # under /tmp; with $OUT set (a device run) the table and the logs are copied
-# there. Exit 0 when nothing failed.
+# there as each step ends (a device command may be cut off at its limit);
+# no step runs past GPU_CHECK_HARD_LIMIT seconds (560). Exit 0 when nothing
+# failed.
 #
 #   scripts/gpu-check.sh [--budget SECONDS] [--only NAME,...] [--keep] [--suite]
 #
@@ -85,8 +87,18 @@ RESULTS=$STATE/results.tsv
 : >"$RESULTS"
 FAILS=0
 
+# A device run (limit_s <= 600) may be cut off: results and logs go to $OUT
+# as they come, not only at the end.
+OUTDIR=
+if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then
+	OUTDIR=$OUT/gpu-check
+	mkdir -p "$OUTDIR"
+fi
+HARD=${GPU_CHECK_HARD_LIMIT:-560} # no step runs past this many seconds
+
 record() { # CHECK RESULT DETAIL
 	printf '%s\t%s\t%s\n' "$1" "$2" "$(echo "$3" | tr '\t\n' '  ' | cut -c1-300)" >>"$RESULTS"
+	[ -n "$OUTDIR" ] && cp "$RESULTS" "$OUTDIR/results.tsv" 2>/dev/null
 	[ "$2" = FAIL ] && FAILS=$((FAILS + 1))
 	printf '[%4ds] %-18s %-5s %s\n' $((SECONDS - START)) "$1" "$2" "$(echo "$3" | tr '\n' ' ' | cut -c1-200)"
 }
@@ -107,11 +119,20 @@ want() {
 
 # run NAME TIMEOUT cmd...: output in $STATE/NAME.out / .err, exit code in RC
 run() {
-	local name=$1 t=$2
+	local name=$1 t=$2 left
 	shift 2
+	left=$((HARD - (SECONDS - START)))
+	[ "$left" -lt "$t" ] && t=$left
+	if [ "$t" -lt 5 ]; then
+		echo "gpu-check: no time left (hard limit ${HARD} s)" >"$STATE/$name.err"
+		: >"$STATE/$name.out"
+		RC=124
+		return
+	fi
 	timeout --kill-after=10 "$t" "$@" >"$STATE/$name.out" 2>"$STATE/$name.err"
 	RC=$?
 	[ $RC = 124 ] && echo "gpu-check: timed out after $t s" >>"$STATE/$name.err"
+	[ -n "$OUTDIR" ] && cp "$STATE/$name.out" "$STATE/$name.err" "$OUTDIR/" 2>/dev/null
 }
 
 # jq-less JSON: j NAME EXPR evaluates EXPR with j = the JSON in NAME.out
@@ -137,6 +158,16 @@ MATMUL=(tasks/gpu-l1/01_matmul_square.py --set N=2048)
 EVAL_OPTS=(--rounds 5 --sessions 1 --reps 5 --max-wait 0)
 
 echo "gpu-check: $PRAGMA (state in $STATE)"
+# A bundle built from other sources than these gives confusing failures.
+if [ -f "$(dirname "$BIN")/SOURCE_HASH" ]; then
+	now=$(find lib src runtime include bridge knowledge prompts CMakeLists.txt -type f -print0 | sort -z |
+		xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+	if [ "$now" = "$(cat "$(dirname "$BIN")/SOURCE_HASH")" ]; then
+		record bundle PASS "$(dirname "$BIN") matches the sources"
+	else
+		record bundle WARN "$(dirname "$BIN") was built from other sources: run scripts/gpu-bundle.sh again"
+	fi
+fi
 echo "gpu-check: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1 || echo 'nvidia-smi: none')"
 
 # ---------------------------------------------------------------- doctor
@@ -308,10 +339,9 @@ fi
 	[ -s "$STATE/suite.txt" ] && { echo; echo "tasks/gpu-l1, PyTorch eager on the GPU (median of 10) vs the README's estimate:"; cat "$STATE/suite.txt"; }
 } | tee "$STATE/summary.txt"
 
-if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then
-	mkdir -p "$OUT/gpu-check"
-	cp "$STATE"/*.out "$STATE"/*.err "$STATE"/*.txt "$STATE"/*.tsv "$OUT/gpu-check/" 2>/dev/null
-	[ -d "$STATE/optimize" ] && cp "$STATE/optimize/requests.jsonl" "$OUT/gpu-check/optimize-requests.jsonl" 2>/dev/null
+if [ -n "$OUTDIR" ]; then
+	cp "$STATE"/*.out "$STATE"/*.err "$STATE"/*.txt "$STATE"/*.tsv "$OUTDIR/" 2>/dev/null
+	[ -d "$STATE/optimize" ] && cp "$STATE/optimize/requests.jsonl" "$OUTDIR/optimize-requests.jsonl" 2>/dev/null
 fi
 [ $KEEP = 1 ] || [ $FAILS != 0 ] && echo "gpu-check: logs in $STATE"
 [ $KEEP = 1 ] || [ $FAILS != 0 ] || rm -rf "$STATE"
