@@ -9,6 +9,7 @@ pkgs=(
 	gcc clang libomp-14-dev libclang-rt-14-dev
 	libcurl4-openssl-dev libjansson-dev libsqlite3-dev libcmocka-dev libseccomp-dev
 	binutils valgrind linux-perf
+	patchelf # scripts/gpu-bundle.sh
 	llvm-19 # llvm-mca-19 for the mca collector: Zen 4/5 models and a corrected Zen 3 one (llvm-mca 14 works too)
 	python3 python3-torch python3-numpy libopenblas0-pthread
 	libtcmalloc-minimal4
