@@ -140,7 +140,7 @@ static void check_rows(const struct pragma_task *t, const struct pragma_vout *ou
 		const struct pragma_vout *vo = &outs[k];
 		char rule[200], out[160];
 		snprintf(out, sizeof(out), "%d %.120s", k, t->outputs[k].name);
-		printf("%-28s %-12s %-8s %-60s %s%s%s%s\n", t->name, out, pragma_dtype_name(t->outputs[k].dtype),
+		printf("%-28s %-12s %-8s %-66s %s%s%s%s\n", t->name, out, pragma_dtype_name(t->outputs[k].dtype),
 		       pragma_tolerance_str(&vo->tol, vo->rms, rule, sizeof(rule)),
 		       vo->discriminating ? "discriminating" : t->weak_reason ? "weak, as the task says: " : "NOT discriminating: ",
 		       vo->discriminating ? "" : t->weak_reason ? t->weak_reason : vo->why,
@@ -157,7 +157,7 @@ static int check_suite(struct cli_opts *o, const char **dirs, int nd)
 	int n_tasks = 0, n_outs = 0, n_good = 0, n_weak = 0, n_bad = 0, n_err = 0, worst_err = 0;
 
 	if (!o->json)
-		printf("%-28s %-12s %-8s %-60s %s\n", "TASK", "OUTPUT", "DTYPE", "TOLERANCE (on input set 0)", "CHECK");
+		printf("%-28s %-12s %-8s %-66s %s\n", "TASK", "OUTPUT", "DTYPE", "TOLERANCE (on input set 0)", "CHECK");
 	for (int d = 0; d < nd; d++) {
 		struct pragma_task_brief *b;
 		struct pragma_err err = PRAGMA_ERR_INIT;
@@ -202,7 +202,7 @@ static int check_suite(struct cli_opts *o, const char **dirs, int nd)
 				json_array_append_new(rows, json_pack("{s:s, s:s, s:s}", "task", b[i].name, "path", b[i].path,
 								      "error", err.msg));
 			else
-				printf("%-28s %-12s %-8s %-60s ERROR: %s\n", b[i].name, "-", "-", "-", err.msg);
+				printf("%-28s %-12s %-8s %-66s ERROR: %s\n", b[i].name, "-", "-", "-", err.msg);
 			fflush(stdout);
 			free(outs);
 			if (t.name)

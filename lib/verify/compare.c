@@ -411,13 +411,15 @@ int pragma_tolerance_audit(const struct pragma_tensor *ref, const struct pragma_
 		else if (k == PRAGMA_TRIVIAL_SCALED)
 			at = addf(a->why, sizeof(a->why), at, "%s; absolute tolerance %.3g", nb, a->atol_eff);
 		else
-			at = addf(a->why, sizeof(a->why), at, "the reference spans only %.6g .. %.6g; %s", minv, maxv, nb);
+			at = addf(a->why, sizeof(a->why), at, "the reference spans %.6g .. %.6g, the absolute tolerance is %.3g; %s",
+				  minv, maxv, a->atol_eff, nb);
 		at = addf(a->why, sizeof(a->why), at, ")");
 	}
 	a->discriminating = n_app > 0 && n_pass == 0;
 	if (!n_app)
 		snprintf(a->why, sizeof(a->why),
 			 n == 0 ? "the output is empty" :
+			 nf == 0 ? "the reference has no finite element: only its NaN/Inf pattern is checked" :
 			 minv == 0 && maxv == 0 ? "the reference is all zeros: a kernel that writes nothing but zeros passes" :
 			 n == 1 ? "a single element that scaling does not change" :
 				  "the reference is constant: a kernel that writes that constant passes");

@@ -91,4 +91,9 @@ grep -q "^NOT CERTIFIED: .*all-zero output passes" /tmp/e2e.out.$$ && ok "says i
 expect_exit 0 "... as JSON" -- $PRAGMA verify "$T/vac" "$T/vac/reference.c" --json
 jcheck "certified false, with the reason and a warning" \
 	"j['status']=='ok' and j['certified'] is False and 'all-zero output' in j['not_certified'] and any('not certified' in w for w in j['warnings'])"
+# --atol/--rtol can make any check vacuous: the verdict says so.
+expect_exit 0 "--rtol 1 --atol 1 on a correct kernel" -- $PRAGMA verify stencil2d \
+	"$PRAGMA_TEST_DATA/kernels/stencil2d_avx2_omp.c" --set N=300 --set M=257 --atol 1 --rtol 1 --json
+jcheck "not certified: zeros would pass" \
+	"j['status']=='ok' and j['certified'] is False and 'all-zero output passes' in j['not_certified'] and j['tolerance']['outputs'][0]['atol_scales_with']=='none'"
 finish
