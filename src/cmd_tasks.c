@@ -103,6 +103,18 @@ static int suite_dirs(struct cli_opts *o, struct pragma_buf *bufs, const char **
 	return 0;
 }
 
+/* "an all-zero output, the constant mean" for the answers in mask. */
+static void trivial_list(unsigned mask, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < PRAGMA_TRIVIAL__COUNT && at < len; i++)
+		if (mask & (1u << i))
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "",
+					       pragma_trivial_name((enum pragma_trivial)i));
+}
+
 static json_t *check_json(const struct pragma_task *t, const struct pragma_vout *outs)
 {
 	json_t *a = json_array();
@@ -124,6 +136,16 @@ static json_t *check_json(const struct pragma_task *t, const struct pragma_vout 
 			json_object_set_new(e, "rms", json_real(vo->rms));
 			if (!vo->tol.exact)
 				json_object_set_new(e, "atol_effective", json_real(vo->atol_eff));
+			json_t *refuses = json_array(), *na = json_array();
+			for (int i = 0; i < PRAGMA_TRIVIAL__COUNT; i++) {
+				const char *name = pragma_trivial_name((enum pragma_trivial)i);
+				if (vo->refused & (1u << i))
+					json_array_append_new(refuses, json_string(name));
+				if (!(vo->applicable & (1u << i)))
+					json_array_append_new(na, json_string(name));
+			}
+			json_object_set_new(e, "refuses", refuses);
+			json_object_set_new(e, "not_applicable", na);
 			json_object_set_new(e, "discriminating", json_boolean(vo->discriminating));
 			json_object_set_new(e, "why", vo->discriminating ? json_null() : json_string(vo->why));
 			json_object_set_new(e, "weak_reason", t->weak_reason ? json_string(t->weak_reason) : json_null());
@@ -359,11 +381,13 @@ static int show(struct cli_opts *o, const struct tasks_flags *fl)
 			       outs[k].tol.source);
 			if (!checked)
 				continue;
-			if (outs[k].discriminating)
-				printf("      discriminating: refuses every trivial answer that differs from the reference "
-				       "(zeros, the constant mean, the reference permuted%s)\n",
-				       outs[k].tol.exact ? "" : ", the reference x (1 + 10 rtol)");
-			else
+			if (outs[k].discriminating) {
+				char ref[256], na[256];
+				trivial_list(outs[k].refused, ref, sizeof(ref));
+				trivial_list(outs[k].applicable ^ ((1u << PRAGMA_TRIVIAL__COUNT) - 1), na, sizeof(na));
+				printf("      discriminating: refuses %s%s%s%s\n", ref, *na ? " (" : "", na,
+				       *na ? ": equal to the reference here, so no test)" : "");
+			} else
 				printf("      NOT discriminating: %s%s%s\n", outs[k].why, t.weak_reason ? "; the task says: " : "",
 				       t.weak_reason ? t.weak_reason : "");
 		}

@@ -135,6 +135,7 @@ struct pragma_vout {
 	double atol_eff;             /* the absolute slack (input set 0) */
 	double max_abs_err, max_rel_err, norm_err;
 	int audited, discriminating;
+	unsigned applicable, refused; /* bit k: trivial answer k (enum pragma_trivial) */
 	char why[512];               /* when not discriminating */
 };
 

@@ -455,6 +455,10 @@ int pragma_task_audit(const struct pragma_task *t, double atol_override, double 
 		outs[k].atol_eff = a.atol_eff;
 		outs[k].audited = 1;
 		outs[k].discriminating = a.discriminating;
+		for (int i = 0; i < PRAGMA_TRIVIAL__COUNT; i++) {
+			outs[k].applicable |= (unsigned)a.applicable[i] << i;
+			outs[k].refused |= (unsigned)a.refused[i] << i;
+		}
 		snprintf(outs[k].why, sizeof(outs[k].why), "%s", a.why);
 	}
 	return 0;

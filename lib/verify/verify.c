@@ -189,6 +189,10 @@ static int audit_outputs(struct vctx *c, struct pragma_err *err)
 		pragma_tensor_release(&ref);
 		vo->audited = 1;
 		vo->discriminating = a.discriminating;
+		for (int i = 0; i < PRAGMA_TRIVIAL__COUNT; i++) {
+			vo->applicable |= (unsigned)a.applicable[i] << i;
+			vo->refused |= (unsigned)a.refused[i] << i;
+		}
 		snprintf(vo->why, sizeof(vo->why), "%s", a.why);
 		if (a.discriminating)
 			continue;
