@@ -393,6 +393,7 @@ next:
 		vreject(v, PRAGMA_V_NAN_OUTPUT, "%s", nan);
 	else if (*wrong)
 		vreject(v, PRAGMA_V_WRONG_OUTPUT, "%s", wrong);
+	pragma_debug("verify: outputs compared; auditing the check");
 	if (v->status == PRAGMA_V_OK && audit_outputs(c, err) < 0)
 		goto out;
 	ret = 0;
