@@ -3,6 +3,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "pragma/backend.h"
 #include "pragma/cuda.h"
 #include "pragma/refdata.h"
 #include "pragma/task.h"
@@ -30,7 +31,7 @@ static const char usage[] =
 struct flags {
 	struct pragma_timing_opts t;
 	int sets;
-	int cuda;
+	const struct pragma_backend *backend;
 };
 
 static int extra(int argc, char **argv, int i, void *ctx)
@@ -54,13 +55,11 @@ static int extra(int argc, char **argv, int i, void *ctx)
 		return 1;
 	}
 	if (!strcmp(argv[i], "--backend")) {
-		enum pragma_backend b;
 		struct pragma_err e = PRAGMA_ERR_INIT;
 		if (i + 1 >= argc)
 			return cli_usage_error("--backend needs cpu or cuda"), -1;
-		if (pragma_backend_parse(argv[i + 1], &b, &e) < 0)
+		if (!(f->backend = pragma_backend_find(argv[i + 1], &e)))
 			return cli_usage_error("%s", e.msg), -1;
-		f->cuda = b == PRAGMA_BACKEND_CUDA;
 		return 2;
 	}
 	return 0;
@@ -106,13 +105,12 @@ int cmd_baseline(int argc, char **argv)
 	for (int i = 0; i < f.sets; i++)
 		seeds[i] = pragma_ref_seed(i);
 	if (pragma_ref_ensure(&t, seeds, f.sets, sets, &err) < 0 ||
-	    (f.cuda ? pragma_cuda_baseline_measure(&t, sets, f.sets, &f.t, &b, &err)
-		    : pragma_baseline_measure(&t, sets, f.sets, &f.t, &b, &err)) < 0) {
+	    pragma_backend_or_default(f.backend)->baseline(&t, sets, f.sets, &f.t, &b, &err) < 0) {
 		pragma_task_release(&t);
 		goto fail;
 	}
 	/* torch.compile, the second named baseline (lib/cuda/baseline.c) */
-	second = f.cuda ? pragma_cuda_compile_baseline_json(&t, f.sets, &f.t, 0) : pragma_torch_compile_cpu_json(&t);
+	second = pragma_backend_or_default(f.backend)->second_baseline(&t, f.sets, &f.t, 0);
 
 	if (o.json) {
 		json_t *res = json_pack("{s:s, s:s, s:s, s:s}", "status", "ok", "task", t.name, "task_kind",

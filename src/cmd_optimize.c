@@ -6,7 +6,7 @@
 #include "cli.h"
 #include "opts.h"
 #include "pragma/agents.h"
-#include "pragma/cuda.h"
+#include "pragma/backend.h"
 #include "pragma/fs.h"
 #include "pragma/store.h"
 #include "pragma/task.h"
@@ -227,12 +227,8 @@ int cmd_optimize(int argc, char **argv)
 	o.mode = PRAGMA_MODE_PRAGMA;
 	if (f.mode && pragma_mode_parse(f.mode, &o.mode) < 0)
 		return cli_usage_error("--mode must be pragma, n-pragma or single");
-	if (f.backend) {
-		enum pragma_backend b;
-		if (pragma_backend_parse(f.backend, &b, &err) < 0)
-			return cli_usage_error("%s (%s)", err.msg, err.hint);
-		o.backend = (int)b;
-	}
+	if (f.backend && !(o.backend = pragma_backend_find(f.backend, &err)))
+		return cli_usage_error("%s (%s)", err.msg, err.hint);
 	o.attempts = f.attempts;
 	o.candidates = f.candidates;
 	o.target_speedup = f.target_speedup;
@@ -306,11 +302,8 @@ int cmd_optimize(int argc, char **argv)
 			snprintf(spec, sizeof(spec), "%s", json_string_value(json_object_get(cfg, "llm_spec")));
 			o.llm.spec = spec;
 		}
-		if (json_is_string(json_object_get(cfg, "backend")) && !f.backend) {
-			enum pragma_backend b;
-			if (pragma_backend_parse(json_string_value(json_object_get(cfg, "backend")), &b, NULL) == 0)
-				o.backend = (int)b;
-		}
+		if (json_is_string(json_object_get(cfg, "backend")) && !f.backend)
+			o.backend = pragma_backend_find(json_string_value(json_object_get(cfg, "backend")), NULL);
 		if (json_is_integer(json_object_get(cfg, "attempts")) && !attempts_given)
 			o.attempts = (int)json_integer_value(json_object_get(cfg, "attempts"));
 		if (!c.n_sets) {

@@ -4,7 +4,7 @@
 #include "cli.h"
 #include "opts.h"
 #include "pragma/build.h"
-#include "pragma/cuda.h"
+#include "pragma/backend.h"
 #include "pragma/diagnose.h"
 #include "pragma/fs.h"
 #include "pragma/knowledge.h"
@@ -12,6 +12,7 @@
 #include "pragma/refdata.h"
 #include "pragma/task.h"
 #include "pragma/timing.h"
+#include "pragma/verify.h"
 
 static const char usage[] =
 	"usage: pragma profile TASK KERNEL.c [--metrics a,b] [--collectors perf,sim,static,mca,roofline,par]\n"
@@ -108,6 +109,77 @@ static size_t split_list(const char *s, char *buf, size_t len, const char **out,
 	return n;
 }
 
+static int check_timed(void *ctx, const struct pragma_side *sd, const char *dir, json_t *timed_calls, char *why,
+		       size_t why_len, struct pragma_err *err)
+{
+	const struct pragma_profile_opts *po = ctx;
+
+	(void)sd;
+	(void)timed_calls;
+	return pragma_verify_saved(po->task, po->sets, po->n_sets, dir, "timed", -1, -1, why, why_len, err);
+}
+
+/* The kernel's time and the baseline's, from one timing session: the
+ * profile's roofline then uses the same time as the speedup. */
+static int baseline_session(const struct pragma_backend *b, const struct pragma_task *t,
+			    const struct pragma_refset *sets, struct flags f, struct pragma_profile_opts *po,
+			    double *base_ms, struct pragma_err *err)
+{
+	struct pragma_buf so = PRAGMA_BUF_INIT, src = PRAGMA_BUF_INIT;
+	struct pragma_flags fl = PRAGMA_FLAGS_INIT;
+	struct pragma_backend_build bb = { 0 };
+	struct pragma_side sides[2];
+	struct pragma_session_opts o = { 0 };
+	struct pragma_session s = { 0 };
+	int ret = -1;
+
+	memset(sides, 0, sizeof(sides));
+	if (b->require(err) < 0)
+		goto out;
+	if (pragma_read_file(po->kernel_src, &src, 16 << 20, err) < 0 ||
+	    b->flags(&fl, src.data, src.len, NULL, t->atol, t->rtol, err) < 0)
+		goto out;
+	bb.flags = pragma_flags_argv(&fl);
+	bb.confine = 1;
+	if (b->build(po->kernel_src, &bb, &so, NULL, err) < 0)
+		goto out;
+	sides[0].label = "baseline";
+	sides[0].backend = b;
+	sides[1].label = "kernel";
+	sides[1].so = so.data;
+	sides[1].backend = b;
+	o.task = t;
+	o.sets = sets;
+	o.n_sets = f.sets;
+	o.threads = f.threads;
+	o.cold = !f.warm;
+	o.rounds = 8;
+	o.sessions = 2;
+	o.sandbox = 1;
+	o.check = check_timed;
+	o.check_ctx = po;
+	o.what = "profile --baseline";
+	if (pragma_session_run(sides, 2, &o, &s, err) < 0)
+		goto out;
+	if (sides[1].failed) {
+		pragma_err_set(err, PRAGMA_E_NEGATIVE, "the kernel failed while timed (%s): %s", sides[1].fail.status,
+			       sides[1].fail.message);
+		pragma_err_hint(err, "only verified kernels are profiled: 'pragma verify' says what is wrong");
+		goto out;
+	}
+	po->time_ms = sides[1].estimate_ms;
+	*base_ms = sides[0].estimate_ms;
+	ret = 0;
+out:
+	pragma_side_release(&sides[0]);
+	pragma_side_release(&sides[1]);
+	pragma_session_release(&s);
+	pragma_flags_release(&fl);
+	pragma_buf_release(&so);
+	pragma_buf_release(&src);
+	return ret;
+}
+
 int cmd_profile(int argc, char **argv)
 {
 	struct flags f = { .sets = 2 };
@@ -127,9 +199,10 @@ int cmd_profile(int argc, char **argv)
 	uint64_t seeds[64];
 	char *path = NULL;
 	json_t *best_json = NULL;
-	/* CUDA backend (issue 8): lib/cuda's collectors; without a device the
-	 * static analysis is shown, then exit 3. */
-	enum pragma_backend backend = PRAGMA_BACKEND_CPU;
+	double po_base_ms = 0;
+	/* The backend's collectors; without a device (CUDA) the static
+	 * analysis is shown, then exit 3. */
+	const struct pragma_backend *backend;
 	int stopped = 0;
 
 	if (cli_wants_help(argc, argv)) {
@@ -146,15 +219,19 @@ int cmd_profile(int argc, char **argv)
 	po.collectors = PRAGMA_COL_CPU_ALL;
 	if (f.collectors && pragma_collectors_parse(f.collectors, &po.collectors, &err) < 0)
 		goto fail;
-	backend = pragma_backend_from_path(o.positional[1]);
-	if (f.backend && pragma_backend_parse(f.backend, &backend, &err) < 0)
+	backend = pragma_backend_for_path(o.positional[1]);
+	if (f.backend && !(backend = pragma_backend_find(f.backend, &err)))
 		goto fail;
+	if (!f.collectors)
+		po.collectors = backend->collectors;
 	{
-		/* Raw ncu metrics (ncu:NAME) are the CUDA collector's to check. */
+		/* Raw metric names of another collector (ncu:NAME) are its
+		 * backend's to check. */
 		const char *chk[64];
 		size_t n_chk = 0;
 		for (size_t i = 0; i < n_extra; i++)
-			if (!(backend == PRAGMA_BACKEND_CUDA && !strncmp(extra_list[i], "ncu:", 4)))
+			if (strcmp(backend->raw_metric_prefix, "perf:") == 0 ||
+			    strncmp(extra_list[i], backend->raw_metric_prefix, strlen(backend->raw_metric_prefix)))
 				chk[n_chk++] = extra_list[i];
 		if (pragma_profile_check_extra(chk, n_chk, &err) < 0)
 			goto fail;
@@ -185,7 +262,7 @@ int cmd_profile(int argc, char **argv)
 		seeds[i] = pragma_ref_seed(i);
 	if (pragma_ref_ensure(&t, seeds, f.sets, sets, &err) < 0)
 		goto fail;
-	if ((po.collectors & PRAGMA_COL_ROOFLINE) && backend != PRAGMA_BACKEND_CUDA) {
+	if (po.collectors & PRAGMA_COL_ROOFLINE) {
 		struct pragma_err e = PRAGMA_ERR_INIT;
 		have_m = pragma_machine_load(&m, 0, &e) == 0;
 	}
@@ -203,42 +280,28 @@ int cmd_profile(int argc, char **argv)
 	po.sim_budget_s = f.sim_budget;
 	po.machine = have_m ? &m : NULL;
 	po.check_outputs = 1;
-	if (backend == PRAGMA_BACKEND_CUDA) {
-		struct pragma_cuda_profile_opts co = { .task = &t, .kernel_src = o.positional[1], .sets = sets,
-						       .n_sets = f.sets, .extra = extra_list, .n_extra = n_extra,
-						       .collectors = f.collectors ? po.collectors : 0, .warmup = f.warmup,
-						       .reps = f.reps, .warm = f.warm };
-		if (pragma_cuda_profile_run(&co, &p, &err) < 0) {
-			if (err.kind != PRAGMA_E_ENV || !p.n)
-				goto fail;
-			stopped = 1; /* no device: show what the static analysis found */
-		}
-		if (f.baseline && !stopped && pragma_cuda_profile_baseline(&t, sets, f.sets, f.warm, &p, &err) < 0)
+	/* --baseline: the kernel and the baseline in one timing session
+	 * first, so the speedup and the roofline share one time. */
+	if (f.baseline && baseline_session(backend, &t, sets, f, &po, &po_base_ms, &err) < 0) {
+		if (err.kind != PRAGMA_E_ENV)
 			goto fail;
-	} else if (pragma_profile_run(&po, &p, &err) < 0)
-		goto fail;
-	if (f.baseline && backend != PRAGMA_BACKEND_CUDA) {
-		struct pragma_timing_opts to = PRAGMA_TIMING_DEFAULTS;
-		struct pragma_baseline b = { 0 };
-		double med;
-		to.threads = f.threads;
-		to.cold = !f.warm;
-		if (pragma_baseline_measure(&t, sets, f.sets, &to, &b, &err) < 0)
-			goto fail;
-		if (b.stats.median > 0 && pragma_profile_get(&p, "time.median_ms", &med) && med > 0) {
-			pragma_profile_set(&p, "time.baseline_ms", b.stats.median, "timing");
-			pragma_profile_set(&p, "time.speedup", b.stats.median / med, "timing");
-		}
-		pragma_baseline_release(&b);
+		stopped = 1;
 	}
-	pragma_diagnose(&p, have_m ? &m : NULL, &d);
-	if (backend == PRAGMA_BACKEND_CUDA)
-		pragma_cuda_diagnose(&p, &d);
+	if (!stopped && backend->profile(&po, &p, &err) < 0) {
+		if (err.kind != PRAGMA_E_ENV || !p.n)
+			goto fail;
+		stopped = 1; /* no device: show what the static analysis found */
+	}
+	if (po.time_ms > 0 && p.n) {
+		pragma_profile_set(&p, "time.baseline_ms", po_base_ms, "timing");
+		pragma_profile_set(&p, "time.speedup", po_base_ms / po.time_ms, "timing");
+	}
+	backend->diagnose(&p, have_m ? &m : NULL, &d);
 
 	if (o.json) {
 		json_t *res = json_pack("{s:s, s:s, s:s}", "status", stopped ? "no_device" : "ok", "task", t.name, "kernel",
 					o.positional[1]);
-		json_object_set_new(res, "backend", json_string(pragma_backend_name(backend)));
+		json_object_set_new(res, "backend", json_string(backend->name));
 		if (stopped)
 			json_object_set_new(res, "message", json_string(err.msg));
 		json_object_update_new(res, pragma_profile_json(&p, extra_list, n_extra));
@@ -268,14 +331,11 @@ int cmd_profile(int argc, char **argv)
 	} else {
 		struct pragma_buf out = PRAGMA_BUF_INIT;
 		printf("task:     %s (%s)\n", t.name, t.category);
-		if (backend == PRAGMA_BACKEND_CUDA)
-			printf("kernel:   %s, built by %s -O3 -arch=%s\n\n", o.positional[1], pragma_cuda_compiler_version(),
-			       pragma_cuda_default_arch());
-		else
-			printf("kernel:   %s, built by %s -O3 -march=native -fopenmp, %d thread%s of %d cores\n\n",
-			       o.positional[1], pragma_compiler_version(getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ?
-									getenv("PRAGMA_CC") : "gcc"),
-			       p.threads, p.threads == 1 ? "" : "s", p.cores);
+		printf("kernel:   %s (%s backend), built by %s", o.positional[1], backend->name,
+		       backend->compiler_version(NULL));
+		if (p.threads > 0)
+			printf(", %d thread%s of %d cores", p.threads, p.threads == 1 ? "" : "s", p.cores);
+		printf("\n\n");
 		pragma_profile_table(&p, extra_list, n_extra, &out);
 		fputs(out.data, stdout);
 		pragma_buf_reset(&out);

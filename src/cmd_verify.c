@@ -133,12 +133,10 @@ static int extra(int argc, char **argv, int i, void *ctx)
 	}
 	if (!strcmp(a, "--backend")) {
 		struct pragma_err e = PRAGMA_ERR_INIT;
-		enum pragma_backend b;
 		if (i + 1 >= argc)
 			return cli_usage_error("--backend needs cpu or cuda"), -1;
-		if (pragma_backend_parse(argv[i + 1], &b, &e) < 0)
+		if (!(o->backend = pragma_backend_find(argv[i + 1], &e)))
 			return cli_usage_error("%s (%s)", e.msg, e.hint), -1;
-		o->backend = (int)b;
 		f->backend_set = 1;
 		return 2;
 	}
@@ -203,14 +201,16 @@ static void print_human(const struct pragma_verdict *v, const struct pragma_task
 		printf("NOT CERTIFIED: the check cannot tell trivial answers from right ones: %s\n", v->not_certified);
 	if (!eval)
 		return;
-	printf("time:      median %.4g ms   mean %.4g   stdev %.3g   min %.4g   max %.4g   n=%d\n",
-	       v->cand.stats.median, v->cand.stats.mean, v->cand.stats.stdev, v->cand.stats.min, v->cand.stats.max,
-	       v->cand.stats.count);
-	printf("baseline:  median %.4g ms   mean %.4g   stdev %.3g   min %.4g   max %.4g   n=%d  (%s)\n",
-	       v->base.stats.median, v->base.stats.mean, v->base.stats.stdev, v->base.stats.min, v->base.stats.max,
-	       v->base.stats.count, v->baseline_kind);
-	printf("speedup:   %.3fx   (per-round ratios over %d rounds: min %.3f, q1 %.3f, q3 %.3f, max %.3f)\n",
-	       v->speedup, v->cand.n_rounds, v->speedup_min, v->speedup_q1, v->speedup_q3, v->speedup_max);
+	printf("time:      %.4g ms   (median over %d rounds of each round's fastest call; all %d calls: median %.4g, "
+	       "min %.4g, max %.4g)\n",
+	       v->cand.estimate_ms, v->cand.n_rounds, v->cand.stats.count, v->cand.stats.median, v->cand.stats.min,
+	       v->cand.stats.max);
+	printf("baseline:  %.4g ms   (%s, the same rounds; all %d calls: median %.4g, min %.4g, max %.4g)\n",
+	       v->base.estimate_ms, v->baseline_kind, v->base.stats.count, v->base.stats.median, v->base.stats.min,
+	       v->base.stats.max);
+	printf("speedup:   %.3fx [%.3f–%.3f]   (baseline time / kernel time; 95%% interval, paired bootstrap over the "
+	       "rounds)\n",
+	       v->speedup, v->speedup_lo, v->speedup_hi);
 	printf("noise:     %d of %d rounds undisturbed on both sides (%d used); %d measured again after other "
 	       "processes took the CPU; worst kept round lost %.0f%% to the run queue; waited %.1f s for quiet\n",
 	       v->rounds_clean, v->rounds_made, v->rounds_used, v->retried_rounds, 100 * v->worst_disturbance,
@@ -267,7 +267,7 @@ int verify_command(int argc, char **argv, int eval)
 		return cli_usage_error("%s needs TASK and KERNEL.c\n%s", argv[0], eval ? eval_usage : verify_usage);
 	f.o.time = eval;
 	if (!f.backend_set)
-		f.o.backend = (int)pragma_backend_from_path(o.positional[1]);
+		f.o.backend = pragma_backend_for_path(o.positional[1]);
 	pragma_verdict_init(&v);
 	if (pragma_task_resolve(o.positional[0], &path, &err) < 0)
 		goto fail;
@@ -284,9 +284,7 @@ int verify_command(int argc, char **argv, int eval)
 		struct pragma_timing_opts to = PRAGMA_TIMING_DEFAULTS;
 		to.warmup = f.o.warmup > 0 ? f.o.warmup : to.warmup;
 		to.cold = f.o.cold;
-		second = f.o.backend == PRAGMA_BACKEND_CUDA
-				 ? pragma_cuda_compile_baseline_json(&t, v.n_sets, &to, v.cand.stats.median)
-				 : pragma_torch_compile_cpu_json(&t);
+		second = f.o.backend->second_baseline(&t, v.n_sets, &to, v.cand.estimate_ms);
 	}
 	if (o.json) {
 		json_t *j = pragma_verdict_json(&v);
@@ -294,9 +292,9 @@ int verify_command(int argc, char **argv, int eval)
 			json_object_set_new(j, "second_baselines", json_pack("[O]", second));
 		json_object_set_new(j, "kernel", json_string(o.positional[1]));
 		json_object_set_new(j, "kind", json_string(t.kind == PRAGMA_TASK_NATIVE ? "native" : "kernelbench"));
-		json_object_set_new(j, "backend", json_string(pragma_backend_name((enum pragma_backend)f.o.backend)));
-		if (f.o.backend == PRAGMA_BACKEND_CUDA && v.status != PRAGMA_V_COMPILE_ERROR)
-			json_object_set_new(j, "resources", pragma_ptxas_json(v.compile_log.data));
+		json_object_set_new(j, "backend", json_string(f.o.backend->name));
+		if (f.o.backend->compile_report_json && v.status != PRAGMA_V_COMPILE_ERROR)
+			json_object_set_new(j, "resources", f.o.backend->compile_report_json(v.compile_log.data));
 		cli_print_json(j);
 	} else {
 		print_human(&v, &t, o.positional[1], eval);
@@ -306,9 +304,9 @@ int verify_command(int argc, char **argv, int eval)
 			printf("second:    %s\n", line.data);
 			pragma_buf_release(&line);
 		}
-		if (f.o.backend == PRAGMA_BACKEND_CUDA && v.compile_log.len && v.status != PRAGMA_V_COMPILE_ERROR) {
+		if (f.o.backend->compile_report && v.compile_log.len && v.status != PRAGMA_V_COMPILE_ERROR) {
 			struct pragma_buf res = PRAGMA_BUF_INIT;
-			pragma_ptxas_text(v.compile_log.data, "           ", &res);
+			f.o.backend->compile_report(v.compile_log.data, "           ", &res);
 			printf("ptxas:     %s", res.len ? res.data : "(no kernels reported)\n");
 			pragma_buf_release(&res);
 		}

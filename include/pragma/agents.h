@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "pragma/backend.h"
 #include "pragma/err.h"
 #include "pragma/llm.h"
 
@@ -39,7 +40,7 @@ struct pragma_optimize_opts {
 	int n_overrides;
 	struct pragma_llm_options llm;    /* spec etc. */
 	enum pragma_mode mode;
-	int backend;                      /* enum pragma_backend (pragma/cuda.h): 0 C on the CPU, 1 CUDA */
+	const struct pragma_backend *backend; /* the target (pragma/backend.h); NULL: the CPU */
 	int attempts;                     /* default 15 */
 	int candidates;                   /* per round, default 1 */
 	double target_speedup;            /* stop when reached (0: off) */

@@ -3,7 +3,7 @@
  * run in a CUDA harness (runtime/cuda/harness.cu), timed with CUDA events
  * and profiled with Nsight Compute.
  *
- *   backend      cpu (C via gcc/clang) or cuda (CUDA C via nvcc)
+ *   (the backend itself, as pragma_backend_cuda: lib/backend/cuda.c)
  *   toolkit      finding nvcc and its version
  *   flags        the nvcc allow-list
  *   build        kernel.cu -> kernel.so (nvcc -shared -cudart shared), cached
@@ -32,21 +32,6 @@
 #include "pragma/profile.h"
 #include "pragma/refdata.h"
 #include "pragma/task.h"
-
-/* ------------------------------------------------------------- backends */
-
-enum pragma_backend { PRAGMA_BACKEND_CPU = 0, PRAGMA_BACKEND_CUDA = 1 };
-
-/* "cpu", "cuda" */
-const char *pragma_backend_name(enum pragma_backend b);
-/* From "cpu"/"c" or "cuda"/"gpu"; PRAGMA_E_INPUT otherwise. */
-int pragma_backend_parse(const char *s, enum pragma_backend *out, struct pragma_err *err);
-/* The candidate file's extension (".c", ".cu") and the code-fence tag of
- * the Coder's reply ("c", "cuda"). */
-const char *pragma_backend_ext(enum pragma_backend b);
-const char *pragma_backend_lang(enum pragma_backend b);
-/* A guess from a kernel file name: ".cu" -> cuda, else cpu. */
-enum pragma_backend pragma_backend_from_path(const char *path);
 
 /* -------------------------------------------------------------- toolkit */
 

@@ -182,6 +182,12 @@ struct pragma_profile_opts {
 	const struct pragma_machine *machine; /* NULL: pragma_machine_load() */
 	const char *const *flags;        /* extra compile flags (already allowed) */
 	int check_outputs;               /* compare the timed run's outputs with the reference */
+	int timeout_ms;                  /* the profiled run's deadline; 0: the collector's default */
+	int no_sandbox;                  /* debugging only */
+	/* The kernel's time in its timing session (0: unknown): the roofline
+	 * uses it, so the fraction shown matches the time shown, and a
+	 * profiled run far from it is flagged. */
+	double time_ms;
 };
 
 /* Build the kernel, time it in the harness with counters around pk_forward,

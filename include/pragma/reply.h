@@ -71,6 +71,7 @@ enum pragma_verdict {
 	PRAGMA_VERDICT_IMPROVEMENT,
 	PRAGMA_VERDICT_REGRESSION,
 	PRAGMA_VERDICT_FAILURE,
+	PRAGMA_VERDICT_NO_CHANGE,    /* not distinguishable from the best */
 };
 
 /* Bits of pragma_conductor_reply.found. */
@@ -79,6 +80,7 @@ enum pragma_verdict {
 #define PRAGMA_SECTION_ACTIONS    (1u << 2)
 #define PRAGMA_SECTION_ALGORITHM  (1u << 3)
 #define PRAGMA_SECTION_METRICS    (1u << 4)
+#define PRAGMA_SECTION_SUMMARY    (1u << 5)   /* the last attempt's: for the report, not the Coder */
 
 struct pragma_conductor_reply {
 	enum pragma_verdict verdict;
@@ -86,6 +88,7 @@ struct pragma_conductor_reply {
 	struct pragma_buf bottleneck;
 	struct pragma_buf actions;
 	struct pragma_buf algorithm;     /* empty: no different approach proposed */
+	struct pragma_buf summary;       /* the last attempt's summary of the run */
 	char *metrics[PRAGMA_REPLY_MAX_METRICS]; /* registry names or perf:EVENT, as written */
 	int n_metrics;
 	unsigned found;                  /* PRAGMA_SECTION_* present */
@@ -94,7 +97,7 @@ struct pragma_conductor_reply {
 
 #define PRAGMA_CONDUCTOR_REPLY_INIT                                                                  \
 	{ .verdict_text = PRAGMA_BUF_INIT, .bottleneck = PRAGMA_BUF_INIT, .actions = PRAGMA_BUF_INIT, \
-	  .algorithm = PRAGMA_BUF_INIT, .missing = PRAGMA_BUF_INIT }
+	  .algorithm = PRAGMA_BUF_INIT, .summary = PRAGMA_BUF_INIT, .missing = PRAGMA_BUF_INIT }
 
 void pragma_conductor_reply_init(struct pragma_conductor_reply *r);
 void pragma_conductor_reply_release(struct pragma_conductor_reply *r);

@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "pragma/backend.h"
 #include "pragma/err.h"
 #include "pragma/proc.h"
 #include "pragma/refdata.h"
@@ -56,7 +57,16 @@ struct pragma_run_opts {
 	int final_settle_ms;         /* after the last call, the same */
 	int save_timed;              /* time/serve: keep the last timed call's outputs per set (timed_NNN.npy) */
 	const char *const *preload;  /* sonames loaded before the sandbox (NULL-terminated) */
-	const char *harness;         /* NULL: pragma-harness; CUDA kernels: pragma-cuda-harness (same protocol, issue 8) */
+	/* Whose harness runs the kernel, under which limits and environment
+	 * (pragma/backend.h); NULL: the CPU backend. */
+	const struct pragma_backend *backend;
+	/* A program the harness runs under (valgrind ..., ncu ...),
+	 * NULL-terminated argv without the harness; NULL: none. Its own lines
+	 * on stdout are skipped: the answer is the first JSON object. */
+	const char *const *wrapper;
+	/* Further members of the harness request (a collector's "perf"
+	 * counters, "profile_calls", "profiler", "device"); borrowed, may be NULL. */
+	json_t *request;
 	int no_landlock, no_seccomp; /* tests and diagnosis only */
 };
 
@@ -75,6 +85,10 @@ struct pragma_run_result {
 	uint64_t alloc_largest;
 	json_t *sandbox;             /* what the harness enforced, as it reported it */
 	json_t *raw;                 /* the harness's answer, if any */
+	/* The harness's stderr as it ended: the kernel's own prints and a
+	 * wrapper's messages, the first bytes (NUL-terminated). */
+	char log[8192];
+	int log_truncated;
 };
 
 /* Returns 0 when the harness ran and answered (r->ok says whether the kernel
@@ -106,8 +120,9 @@ void pragma_run_server_free(struct pragma_run_server *s);
 /* Its process id (for /proc/<pid>/task/<tid>/schedstat); 0 when gone. */
 int pragma_run_server_pid(const struct pragma_run_server *s);
 
-/* Where the harness binary is ($PRAGMA_HARNESS, next to the executable, or
- * the build tree). */
+/* Where the CPU harness binary is ($PRAGMA_HARNESS, next to the
+ * executable, or the build tree). Other backends name theirs
+ * (pragma_backend.harness). */
 int pragma_harness_path(struct pragma_buf *out, struct pragma_err *err);
 
 /* The Landlock ABI this kernel offers (0: none; why says so:

@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "pragma/backend.h"
 #include "pragma/buf.h"
 #include "pragma/err.h"
 #include "pragma/refdata.h"
@@ -105,6 +106,7 @@ struct pragma_verify_opts {
 	int warmup;                  /* per process, before the first round; default 3 */
 	int rounds;                  /* interleaved rounds undisturbed on both sides; default 15
 	                              * (up to 3x as many are made on a busy machine) */
+	int max_rounds;              /* keep measuring while the speedup's interval straddles 1; 0: rounds */
 	int reps;                    /* timed calls per round per side; default 5 */
 	int cold;                    /* flush the cache before every call (default 1) */
 	int round_timeout_ms;        /* per round; 0: 10x the verification run, within 30 s..10 min */
@@ -112,20 +114,22 @@ struct pragma_verify_opts {
 	int max_attempts;            /* per round and side, when other processes disturbed it; 0: 3 */
 	int max_wait_ms;             /* total wait for a quiet machine before rounds; 0: 20 s, < 0: none */
 	int sessions;                /* fresh process pairs the rounds are spread over; 0: 4 */
-	int backend;                 /* enum pragma_backend (pragma/cuda.h): 0 C on the CPU, 1 CUDA (nvcc, GPU) */
+	const struct pragma_backend *backend; /* the target (pragma/backend.h); NULL: the CPU */
 };
 
 #define PRAGMA_VERIFY_DEFAULTS { .atol = -1, .rtol = -1, .warmup = 3, .rounds = 15, .reps = 5, .cold = 1 }
 
-/* One side of a timing comparison. */
+/* One side of a timing comparison (the timing layer's side times, kept). */
 struct pragma_vtiming {
-	double *times_ms;            /* all timed calls, round after round */
+	double *times_ms;            /* the timed calls of the rounds kept, round after round */
 	int n_times;
-	double *round_median;        /* per round */
+	double *round_min;           /* per round: its fastest call */
 	double *round_delay;         /* per round: share of its time lost to other processes */
 	int *round_count;            /* per round: timed calls */
+	int *round_session;          /* per round: its session of fresh processes */
 	int n_rounds;
-	struct pragma_stats stats;
+	struct pragma_stats stats;   /* over every call kept */
+	double estimate_ms;          /* the time shown: pragma_estimate() (median of the round minima) */
 };
 
 /* One output's check in a verdict (worst input set). */
@@ -174,13 +178,14 @@ struct pragma_verdict {
 	struct pragma_vtiming cand, base;
 	char baseline_kind[24];
 	json_t *baseline_config;
-	double speedup;              /* base median / candidate median; 0 unless timed and ok */
-	double speedup_min, speedup_max, speedup_q1, speedup_q3; /* over per-round ratios */
+	double speedup;              /* base estimate / candidate estimate; 0 unless timed and ok */
+	double speedup_lo, speedup_hi; /* its 95% interval (paired bootstrap over rounds) */
 	int retried_rounds;          /* rounds measured again because others took the CPU */
 	double worst_disturbance;    /* run-queue delay / round time of the worst round kept */
 	double waited_ms;            /* spent waiting for a quiet machine */
 	int rounds_used;             /* rounds whose calls the statistics use (undisturbed on both sides) */
 	int rounds_clean, rounds_made; /* rounds undisturbed on both sides, of all made */
+	int busy;                    /* too few undisturbed rounds: the numbers are unreliable (a warning says so) */
 	double gbs, gflops;          /* achieved, candidate median; 0 when unknown */
 	double peak_gbs, peak_gflops;/* machine peaks used for the checks; 0 when unknown */
 	char **warnings;
@@ -213,6 +218,18 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
  * answer. outs has t->n_outputs entries. 0, or -1 with err (no reference). */
 int pragma_task_audit(const struct pragma_task *t, double atol_override, double rtol_override,
 		      struct pragma_vout *outs, struct pragma_err *err);
+/* Map a failed harness run to the verdict (its category and message; a
+ * crash right after a failed allocation is memory_limit). when: "" or
+ * " while timed". */
+struct pragma_run_result;
+void pragma_verdict_from_run(struct pragma_verdict *v, const struct pragma_run_result *r, const char *when);
+
+/* A timed kernel's rates against the backend's peaks (DESIGN 3.4): sets
+ * v->gbs, gflops, peak_gbs, peak_gflops; impossible_speed when ms is below
+ * what the task's minimal bytes need at speed_margin (0: 1.5) times the
+ * highest bandwidth ever measured; a warning above the compute peak. */
+void pragma_verify_limits(const struct pragma_task *t, const struct pragma_backend *b, int cold, double speed_margin,
+			  double ms, struct pragma_verdict *v);
 
 /* Source acceptance (src NUL-terminated at len): not empty, not over max
  * bytes (0: 1 MiB), no NUL bytes, strict UTF-8, mentions pk_forward. 0, or
@@ -266,6 +283,13 @@ struct pragma_audit {
 int pragma_tolerance_audit(const struct pragma_tensor *ref, const struct pragma_tolerance *tol,
 			   struct pragma_audit *a, struct pragma_err *err);
 
+/* Check the outputs a harness run saved under dir (set<s>/<name>_NNN.npy,
+ * sets without one skipped) against the reference with the Verifier's
+ * rule (pragma_tolerance_resolve; atol/rtol >= 0 override the task's): the timing layer's check of timed
+ * calls and the profilers'. 0 all right; 1 one is wrong (why says which
+ * and how); -1 on I/O errors. */
+int pragma_verify_saved(const struct pragma_task *t, const struct pragma_refset *sets, int n_sets, const char *dir,
+			const char *name, double atol, double rtol, char *why, size_t why_len, struct pragma_err *err);
 /* "(3, 17)" for a flat index of shape. */
 const char *pragma_index_str(int64_t flat, const int64_t *shape, int ndim, char *buf, size_t len);
 

@@ -30,14 +30,26 @@ struct agents_eval {
 	char status[32];            /* "ok", a Verifier category, or "no_code" */
 	char message[2048];
 	char src_path[4096];
-	char so_path[4096];
-	struct pragma_stats time;   /* when ok */
-	struct pragma_stats base;   /* the baseline in the same interleaved rounds */
-	double speedup;             /* baseline median / candidate median */
+	char so_path[4096];         /* the chosen variant's object */
+	/* When ok: one timing session with the baseline and the best. */
+	double time_ms;             /* the estimate (median of the round minima) */
+	double base_ms;             /* the baseline's, in the same rounds */
+	struct pragma_stats time;   /* every call kept: the spread */
+	struct pragma_stats base;
+	double speedup;             /* base_ms / time_ms */
+	struct pragma_ratio vs_base;/* the speedup with its interval */
+	int vs_best_n;              /* the best it was measured against (0: none) */
+	struct pragma_ratio vs_best;/* best's time / this one's: > 1 when this one is faster */
+	double best_ms;             /* the best's time in the same rounds */
+	struct pragma_ratio best_vs_base; /* the best's speedup in the same rounds */
+	int busy;                   /* too few undisturbed rounds */
+	json_t *timing;             /* the session: protocol, interference, per side its round minima */
+	double build_s, verify_s, timing_s; /* where its evaluation spent its time, */
+	double lock_s;              /* waiting for the measurement lock apart */
 	json_t *flags;              /* array of strings */
 	json_t *tune;               /* chosen tunables {NAME: value} or null */
-	json_t *tune_table;         /* [{"defines": ..., "time_ms", "status"}] */
-	json_t *verdict;            /* the Verifier's JSON */
+	json_t *tune_table;         /* [{"defines", "status", "message", "time_ms", "speedup", "chosen"}] */
+	json_t *verdict;            /* the Verifier's JSON (the chosen variant's) */
 	struct pragma_buf compile_log;
 	json_t *profile;            /* the whole profile (pragma_profile_json) */
 	json_t *metrics;            /* its metrics {name: {value, unit, source}} */
@@ -50,6 +62,7 @@ void agents_eval_release(struct agents_eval *e);
 
 struct agents_run {
 	const struct pragma_optimize_opts *o;
+	const struct pragma_backend *backend;
 	char run_id[48];
 	struct pragma_task task;
 	struct pragma_machine machine;
@@ -63,27 +76,32 @@ struct agents_run {
 	struct pragma_knowledge *kb;   /* the compendium, opened on first profile */
 };
 
-/* Compile (with flags), verify and time one candidate source. Returns 0
- * when it was judged (ev->status says how), -1 when pragma itself failed. */
-int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, struct agents_eval *ev,
-		    struct pragma_err *err);
-/* Interleaved rounds of two verified candidates: *ratio = time(b) / time(a)
- * (> 1: a is faster), with the spread of the per-round ratios. */
-int agents_compare(struct agents_run *R, const struct agents_eval *a, const struct agents_eval *b, double *ratio,
-		   double *lo, double *hi, struct pragma_err *err);
-/* Interleaved rounds of the baseline and a candidate: the final speedup. */
-int agents_final_speedup(struct agents_run *R, const struct agents_eval *a, double *speedup, double *lo, double *hi,
-			 struct pragma_err *err);
+/* Verify one candidate source (every tunable variant), then time the
+ * correct variants in one session with the baseline and best (NULL: none
+ * yet; best_n its attempt). The fastest variant is chosen; ev gets its
+ * verdict, time, speedup and ratio to the best, all from that session.
+ * Returns 0 when it was judged (ev->status says how), -1 when pragma
+ * itself failed. */
+int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, const struct agents_eval *best,
+		    int best_n, struct agents_eval *ev, struct pragma_err *err);
+
+/* The baseline by the same protocol and estimator as every comparison (a
+ * session of the baseline alone), into R->baseline. */
+int agents_baseline(struct agents_run *R, struct pragma_err *err);
+
+/* The final comparison of the best with the baseline: a session of its own. */
+struct agents_final {
+	double time_ms, base_ms;
+	struct pragma_ratio speedup;
+	int rounds, rounds_made, rounds_clean;
+	double worst_disturbance;
+	int busy;
+	json_t *timing;
+};
+int agents_final(struct agents_run *R, const struct agents_eval *a, struct agents_final *f, struct pragma_err *err);
+
 /* Profile a verified candidate (metrics, diagnosis, prompt text, compendium
  * entries); extra: requested metric names. Fills ev's profile fields. */
 int agents_profile(struct agents_run *R, struct agents_eval *ev, json_t *extra, struct pragma_err *err);
 /* "metric: best → current (change)" lines for the Conductor. */
 void agents_compare_profiles(const struct agents_eval *cur, const struct agents_eval *best, struct pragma_buf *out);
-
-/* The machine-wide measurement lock (<cache>/measure.lock): held around
- * every timing and profiling run so concurrent runs do not disturb each
- * other's numbers. Returns an fd for agents_measure_unlock (-1: no lock). */
-int agents_measure_lock(void);
-extern double agents_lock_wait_s;  /* seconds this process waited for it */
-extern double agents_build_s;      /* seconds it spent compiling kernels */
-void agents_measure_unlock(int fd);

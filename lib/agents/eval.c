@@ -1,19 +1,20 @@
 /*
- * The loop's adapter over the Verifier and the Profiler: evaluate a
- * candidate (with its tunable variants), compare two candidates in
- * interleaved rounds, measure the final speedup, profile.
+ * The loop's adapter over the Verifier, the timing layer and the Profiler.
+ *
+ * One timing story per attempt: every tunable variant is verified, then the
+ * correct ones are timed in ONE session with the baseline and the current
+ * best (lib/timing: interleaved rounds, fresh processes per session), so
+ * the variant chosen, its time, its speedup over the baseline and its
+ * ratio to the best all come from the same rounds, by the same estimator,
+ * and the numbers shown divide to the ratios shown. The variant chosen is
+ * the one profiled and shown.
  */
-#include <fcntl.h>
-#include <math.h>
-#include <sys/file.h>
-#include <time.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agents_priv.h"
-#include "pragma/cuda.h"
 #include "pragma/diagnose.h"
 #include "pragma/fs.h"
 #include "pragma/log.h"
@@ -22,105 +23,12 @@
 #include "pragma/tensor.h" /* verify.h uses struct pragma_tensor */
 #include "pragma/verify.h"
 
-#define COMPARE_ROUNDS 5
-#define COMPARE_REPS 8
-
-static double wall_now(void)
+static double mono_s(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-double agents_lock_wait_s;      /* this process's time spent waiting for the lock */
-double agents_build_s;          /* and compiling kernels (under the shared hold) */
-static double lock_acquired;
-
-/* One machine-wide lock (<cache>/measure.lock). Running kernels — a
- * verification, a timing, a profile — holds it exclusively, so concurrent
- * runs (bench --jobs) never measure on a CPU another pragma process is
- * using; compiling holds it shared, so builds overlap one another but never
- * a measurement. */
-static int lock_file(int exclusive)
-{
-	struct pragma_buf p = PRAGMA_BUF_INIT;
-	struct pragma_err e = PRAGMA_ERR_INIT;
-	double t0 = wall_now();
-	int fd = -1;
-
-	if (pragma_cache_dir(&p, &e) == 0) {
-		pragma_buf_adds(&p, "/measure.lock");
-		fd = open(p.data, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (fd >= 0 && flock(fd, exclusive ? LOCK_EX : LOCK_SH) < 0) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	pragma_buf_release(&p);
-	lock_acquired = wall_now();
-	agents_lock_wait_s += lock_acquired - t0;
-	return fd;
-}
-
-int agents_measure_lock(void)
-{
-	return lock_file(1);
-}
-
-static void unlock_file(int fd, const char *kind)
-{
-	const char *log = getenv("PRAGMA_LOCK_LOG");
-
-	/* PRAGMA_LOCK_LOG: every hold as "pid acquired released EX|SH" (wall
-	 * clock), appended before the lock is let go — what the no-overlap test
-	 * reads. */
-	if (fd >= 0 && log && *log) {
-		char line[112];
-		int n = snprintf(line, sizeof(line), "%d %.6f %.6f %s\n", (int)getpid(), lock_acquired, wall_now(), kind);
-		int lf = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-		if (lf >= 0) {
-			if (write(lf, line, (size_t)n) != n)
-				pragma_warn("PRAGMA_LOCK_LOG: short write to %s", log);
-			close(lf);
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-}
-
-void agents_measure_unlock(int fd)
-{
-	unlock_file(fd, "EX");
-}
-
-/* Compile the kernel (with these flags) under the shared hold, so the
- * verification that follows under the exclusive one finds it built. A
- * build that fails is left for that verification to report. */
-static void prebuild(struct agents_run *R, const char *src_path, const char *flags)
-{
-	struct pragma_verify_opts vo = PRAGMA_VERIFY_DEFAULTS;
-	struct pragma_verdict v;
-	struct pragma_err e = PRAGMA_ERR_INIT;
-
-	vo.flags = flags;
-	vo.n_sets = R->n_sets;
-	vo.threads = R->threads;
-	vo.backend = R->o->backend;
-	vo.compile_only = 1;
-	pragma_verdict_init(&v);
-	int fd = lock_file(0);
-	if (pragma_verify(&R->task, src_path, &vo, &v, &e) == 0)
-		agents_build_s += v.compile_ms / 1000;
-	unlock_file(fd, "SH");
-	pragma_verdict_release(&v);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static void join_flags(json_t *flags, json_t *defines, struct pragma_buf *out)
@@ -135,18 +43,17 @@ static void join_flags(json_t *flags, json_t *defines, struct pragma_buf *out)
 		pragma_buf_addf(out, "%s-D%s=%s", out->len ? " " : "", k, json_string_value(f));
 }
 
-static void verify_opts(struct agents_run *R, struct pragma_verify_opts *vo, const char *flags, int timed)
+static void verify_opts(struct agents_run *R, struct pragma_verify_opts *vo, const char *flags)
 {
 	*vo = (struct pragma_verify_opts)PRAGMA_VERIFY_DEFAULTS;
 	vo->flags = flags;
 	vo->n_sets = R->n_sets;
 	vo->threads = R->threads;
-	vo->time = timed;
 	vo->keep = 0; /* the .so lives in the build cache; work dirs hold outputs (GBs) */
-	vo->backend = R->o->backend;
+	vo->backend = R->backend;
 }
 
-/* Fill ev from a verdict. */
+/* Fill ev's outcome from a verdict. */
 static void take_verdict(struct agents_eval *ev, struct pragma_verdict *v)
 {
 	snprintf(ev->status, sizeof(ev->status), "%s", pragma_vstatus_name(v->status));
@@ -157,18 +64,13 @@ static void take_verdict(struct agents_eval *ev, struct pragma_verdict *v)
 	snprintf(ev->so_path, sizeof(ev->so_path), "%s", v->so_path);
 	pragma_buf_reset(&ev->compile_log);
 	pragma_buf_add(&ev->compile_log, v->compile_log.data, v->compile_log.len);
-	if (v->timed && v->status == PRAGMA_V_OK) {
-		ev->time = v->cand.stats;
-		ev->base = v->base.stats;
-		ev->speedup = v->speedup;
-	}
 	json_decref(ev->verdict);
 	ev->verdict = pragma_verdict_json(v);
 }
 
 /* All combinations of the tunables, capped: the full grid when it fits,
  * else one tunable at a time around the first values (coordinate search,
- * one sweep). */
+ * one sweep). No tunables: one variant without defines. */
 static json_t *variants(json_t *tune, int cap)
 {
 	json_t *out = json_array();
@@ -176,6 +78,10 @@ static json_t *variants(json_t *tune, int cap)
 	json_t *vals;
 	size_t total = 1;
 
+	if (!json_object_size(tune)) {
+		json_array_append_new(out, json_object());
+		return out;
+	}
 	json_object_foreach(tune, k, vals)
 		total *= json_array_size(vals) ? json_array_size(vals) : 1;
 	if (total <= (size_t)cap) {
@@ -206,250 +112,380 @@ static json_t *variants(json_t *tune, int cap)
 	return out;
 }
 
-/* Median time of a verified .so in interleaved rounds with others: one
- * server each, round-robin. medians[i] receives each one's median over all
- * its calls; ratio per round against index 0 goes to lo/hi. */
-static int rounds(struct agents_run *R, const char *const *sos, int n, double *medians, double *lo, double *hi,
-		  struct pragma_err *err)
+/* The session's check of a kernel side's timed outputs. */
+static int check_timed(void *ctx, const struct pragma_side *sd, const char *dir, json_t *timed_calls, char *why,
+		       size_t why_len, struct pragma_err *err)
 {
-	struct pragma_run_server **srv = calloc((size_t)n, sizeof(*srv));
-	struct pragma_run_result *res = calloc((size_t)n, sizeof(*res));
-	struct pragma_buf *dirs = calloc((size_t)n, sizeof(*dirs));
-	struct pragma_buf cache = PRAGMA_BUF_INIT;
-	double ratios[COMPARE_ROUNDS];
-	int n_ratios = 0;
-	int ret = -1;
+	struct agents_run *R = ctx;
+	char w[1800] = "";
+	int r;
 
-	if (pragma_cache_dir(&cache, err) < 0)
-		goto out;
-	for (int i = 0; i < n; i++) {
-		struct pragma_run_opts o = { 0 };
-		pragma_buf_init(&dirs[i]);
-		if (pragma_mkdtemp(cache.data, "cmp-", &dirs[i], err) < 0)
-			goto out;
-		o.kernel_so = sos[i];
-		o.task = &R->task;
-		o.sets = R->sets;
-		o.n_sets = R->n_sets;
-		o.work_dir = dirs[i].data;
-		o.time_mode = 1;
-		o.warmup = 2;
-		o.cold = 1;
-		o.threads = R->threads;
-		o.timeout_ms = 300000;
-		o.sandbox = 1;
-		if (pragma_run_serve_start(&o, &srv[i], &res[i], err) < 0)
-			goto out;
-		if (!srv[i]) {
-			pragma_err_set(err, PRAGMA_E_NEGATIVE, "a verified kernel failed while timed: %s: %s", res[i].status,
-				       res[i].message);
-			goto out;
-		}
-	}
-	for (int r = 0; r < COMPARE_ROUNDS; r++) {
-		double m0 = 0;
-		for (int i = 0; i < n; i++) {
-			int before = res[i].n_times;
-			if (pragma_run_serve_time(srv[i], COMPARE_REPS, 120000, &res[i], err) < 0)
-				goto out;
-			if (!res[i].ok) {
-				pragma_err_set(err, PRAGMA_E_NEGATIVE, "a verified kernel failed while timed: %s: %s",
-					       res[i].status, res[i].message);
-				goto out;
-			}
-			struct pragma_stats s;
-			pragma_stats_compute(res[i].times_ms + before, res[i].n_times - before, &s);
-			if (i == 0)
-				m0 = s.median;
-			else if (i == 1 && m0 > 0)
-				ratios[n_ratios++] = s.median / m0;
-		}
-	}
-	for (int i = 0; i < n; i++) {
-		struct pragma_stats s;
-		pragma_stats_compute(res[i].times_ms, res[i].n_times, &s);
-		medians[i] = s.median;
-	}
-	/* The spread of the per-round ratios without the single most disturbed
-	 * round at each end: on a shared machine one round in five can be 2x
-	 * off, and one such round must not decide (or block) a new best. */
-	qsort(ratios, (size_t)n_ratios, sizeof(double), cmp_double);
-	if (lo)
-		*lo = n_ratios >= 4 ? ratios[1] : n_ratios ? ratios[0] : 0;
-	if (hi)
-		*hi = n_ratios >= 4 ? ratios[n_ratios - 2] : n_ratios ? ratios[n_ratios - 1] : 0;
-	ret = 0;
-out:
-	for (int i = 0; i < n; i++) {
-		if (srv[i])
-			pragma_run_server_free(srv[i]);
-		pragma_run_result_release(&res[i]);
-		if (dirs[i].len)
-			pragma_rm_rf(dirs[i].data, NULL);
-		pragma_buf_release(&dirs[i]);
-	}
-	free(srv);
-	free(res);
-	free(dirs);
-	pragma_buf_release(&cache);
-	return ret;
+	(void)sd;
+	(void)timed_calls;
+	r = pragma_verify_saved(&R->task, R->sets, R->n_sets, dir, "timed", -1, -1, w, sizeof(w), err);
+	if (r > 0)
+		snprintf(why, why_len,
+			 "%s in a timed call, though the verified calls were right: the kernel behaves differently on "
+			 "later calls",
+			 w);
+	return r;
 }
 
-int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, struct agents_eval *ev,
-		    struct pragma_err *err)
+static void session_opts(struct agents_run *R, struct pragma_session_opts *so, int rounds, const char *what)
 {
-	struct pragma_verify_opts vo;
-	struct pragma_verdict v;
+	memset(so, 0, sizeof(*so));
+	so->task = &R->task;
+	so->sets = R->sets;
+	so->n_sets = R->n_sets;
+	so->threads = R->threads;
+	so->warmup = 3;
+	so->cold = 1;
+	so->reps = 5;
+	so->rounds = rounds;
+	so->max_rounds = 3 * rounds;
+	so->sessions = rounds >= 8 ? 4 : 2;
+	so->sandbox = 1;
+	so->check = check_timed;
+	so->check_ctx = R;
+	so->what = what;
+}
+
+/* The session as stored with the attempt: protocol, interference, and
+ * per side its estimate and round minima. */
+static json_t *session_json(const struct pragma_session *s, const struct pragma_side *sides, int n)
+{
+	json_t *j = json_pack("{s:O, s:i, s:i, s:i, s:i, s:f, s:b, s:[]}", "protocol", s->protocol ?: json_null(),
+			      "rounds_made", s->rounds_made, "rounds_clean", s->rounds_clean, "rounds_used",
+			      s->rounds_used, "retried_rounds", s->retried_rounds, "worst_run_delay_share",
+			      s->worst_disturbance, "busy", s->busy, "sides");
+	for (int i = 0; i < n; i++) {
+		json_t *rm = json_array();
+		for (int r = 0; r < sides[i].t.n_rounds; r++)
+			json_array_append_new(rm, json_real(sides[i].t.round_min[r]));
+		json_array_append_new(json_object_get(j, "sides"),
+				      json_pack("{s:s, s:f, s:o}", "label", sides[i].label, "estimate_ms",
+						sides[i].estimate_ms, "round_minima_ms", rm));
+	}
+	return j;
+}
+
+int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, const struct agents_eval *best,
+		    int best_n, struct agents_eval *ev, struct pragma_err *err)
+{
 	struct pragma_buf fl = PRAGMA_BUF_INIT;
 	int cap = R->o->max_tune_variants > 0 ? R->o->max_tune_variants : 12;
-	json_t *chosen = NULL;
-	int ret = -1;
+	json_t *vars, *d, **verdicts = NULL;
+	struct pragma_side *sides = NULL;
+	struct pragma_session s = { 0 };
+	char (*labels)[48] = NULL;
+	size_t nv, i;
+	int *ok = NULL, n_ok = 0, first_side, ret = -1;
+	double t0 = mono_s(), w0 = pragma_measure_lock_waited();
 
 	snprintf(ev->src_path, sizeof(ev->src_path), "%s", src_path);
 	if (!ev->flags)
 		ev->flags = flags ? json_incref(flags) : json_array();
-
-	/* Tunables: verify every variant, time the correct ones side by side,
-	 * keep the fastest. */
-	if (json_object_size(ev->tune)) {
-		json_t *vars = variants(ev->tune, cap), *d;
-		size_t i, n_ok = 0;
-		const char **sos = calloc(json_array_size(vars) + 1, sizeof(char *));
-		char (*paths)[4096] = calloc(json_array_size(vars) + 1, sizeof(*paths));
-		size_t *which = calloc(json_array_size(vars) + 1, sizeof(size_t));
+	vars = variants(ev->tune, cap);
+	nv = json_array_size(vars);
+	verdicts = calloc(nv + 1, sizeof(*verdicts));
+	ok = calloc(nv + 1, sizeof(int));
+	labels = calloc(nv + 3, sizeof(*labels));
+	if (json_object_size(ev->tune))
 		ev->tune_table = json_array();
-		json_array_foreach(vars, i, d) {
-			pragma_buf_reset(&fl);
-			join_flags(ev->flags, d, &fl);
-			prebuild(R, src_path, fl.data);
+
+	/* 1. Correctness of every variant (each build shared-locked, each run
+	 * exclusive: pragma_verify takes the measurement lock itself). */
+	json_array_foreach(vars, i, d) {
+		struct pragma_verify_opts vo;
+		struct pragma_verdict v;
+		pragma_buf_reset(&fl);
+		join_flags(ev->flags, d, &fl);
+		verify_opts(R, &vo, fl.data);
+		pragma_verdict_init(&v);
+		if (pragma_verify(&R->task, src_path, &vo, &v, err) < 0) {
+			pragma_verdict_release(&v);
+			goto out;
 		}
-		json_array_foreach(vars, i, d) {
-			pragma_buf_reset(&fl);
-			join_flags(ev->flags, d, &fl);
-			verify_opts(R, &vo, fl.data, 0);
-			pragma_verdict_init(&v);
-			int vlk = agents_measure_lock(), vr0 = pragma_verify(&R->task, src_path, &vo, &v, err);
-			agents_measure_unlock(vlk);
-			if (vr0 < 0) {
-				pragma_verdict_release(&v);
-				json_decref(vars);
-				free(sos);
-				free(paths);
-				free(which);
-				goto out;
-			}
+		ev->build_s += v.compile_ms / 1000;
+		if (ev->tune_table)
 			json_array_append_new(ev->tune_table, json_pack("{s:O, s:s, s:s}", "defines", d, "status",
 									pragma_vstatus_name(v.status), "message", v.message));
-			if (v.status == PRAGMA_V_OK) {
-				snprintf(paths[n_ok], sizeof(paths[n_ok]), "%s", v.so_path);
-				sos[n_ok] = paths[n_ok];
-				which[n_ok++] = i;
-			}
-			pragma_verdict_release(&v);
+		if (v.status == PRAGMA_V_OK)
+			ok[n_ok++] = (int)i;
+		/* The verdict of the first variant stands when none is correct. */
+		if (v.status == PRAGMA_V_OK || i == 0) {
+			struct agents_eval tmp;
+			agents_eval_init(&tmp);
+			take_verdict(&tmp, &v);
+			verdicts[i] = json_pack("{s:s, s:s, s:s, s:o, s:s}", "status", tmp.status, "message", tmp.message,
+						"so", tmp.so_path, "verdict", json_incref(tmp.verdict), "log",
+						tmp.compile_log.data);
+			agents_eval_release(&tmp);
 		}
-		if (n_ok == 0) {
-			/* No variant is correct: the first one's verdict stands. */
-			chosen = json_incref(json_array_get(vars, 0));
-		} else if (n_ok == 1) {
-			chosen = json_incref(json_array_get(vars, which[0]));
-		} else {
-			double *med = calloc(n_ok, sizeof(double));
-			int lk = agents_measure_lock(), rr = rounds(R, sos, (int)n_ok, med, NULL, NULL, err);
-			agents_measure_unlock(lk);
-			if (rr < 0) {
-				free(med);
-				json_decref(vars);
-				free(sos);
-				free(paths);
-				free(which);
-				goto out;
-			}
-			size_t best = 0;
-			for (size_t k = 0; k < n_ok; k++) {
-				json_object_set_new(json_array_get(ev->tune_table, which[k]), "time_ms", json_real(med[k]));
-				if (med[k] < med[best])
-					best = k;
-			}
-			chosen = json_incref(json_array_get(vars, which[best]));
-			free(med);
-		}
-		json_decref(vars);
-		free(sos);
-		free(paths);
-		free(which);
-		json_decref(ev->tune);
-		ev->tune = chosen;
-	}
-
-	pragma_buf_reset(&fl);
-	join_flags(ev->flags, ev->tune, &fl);
-	verify_opts(R, &vo, fl.data, 1);
-	pragma_verdict_init(&v);
-	prebuild(R, src_path, fl.data);
-	int lk = agents_measure_lock();
-	int vr = pragma_verify(&R->task, src_path, &vo, &v, err);
-	agents_measure_unlock(lk);
-	if (vr < 0) {
 		pragma_verdict_release(&v);
+	}
+	ev->lock_s = pragma_measure_lock_waited() - w0;
+	ev->verify_s = mono_s() - t0 - ev->build_s - ev->lock_s;
+	if (n_ok == 0) {
+		json_t *v0 = verdicts[0];
+		snprintf(ev->status, sizeof(ev->status), "%s", json_string_value(json_object_get(v0, "status")));
+		snprintf(ev->message, sizeof(ev->message), "%s", json_string_value(json_object_get(v0, "message")));
+		pragma_buf_reset(&ev->compile_log);
+		pragma_buf_adds(&ev->compile_log, json_string_value(json_object_get(v0, "log")));
+		json_decref(ev->verdict);
+		ev->verdict = json_incref(json_object_get(v0, "verdict"));
+		if (json_object_size(ev->tune)) {
+			json_decref(ev->tune);
+			ev->tune = json_incref(json_array_get(vars, 0));
+		}
+		ret = 0;
 		goto out;
 	}
-	take_verdict(ev, &v);
-	pragma_verdict_release(&v);
+
+	/* 2. One timing session: the baseline, the best, the correct variants.
+	 * A variant that fails while timed leaves, and the rest are timed
+	 * again. */
+	for (;;) {
+		struct pragma_session_opts so;
+		char what[200];
+		int n = 0, failed = -1;
+		double ts0 = mono_s(), tw0 = pragma_measure_lock_waited();
+
+		sides = calloc((size_t)n_ok + 2, sizeof(*sides));
+		sides[n].label = "baseline";
+		sides[n++].backend = R->backend;
+		if (best && best->so_path[0]) {
+			snprintf(labels[nv + 1], sizeof(labels[0]), "best (attempt %d)", best_n);
+			sides[n].label = labels[nv + 1];
+			sides[n].so = best->so_path;
+			sides[n++].backend = R->backend;
+		}
+		first_side = n;
+		for (int k = 0; k < n_ok; k++) {
+			json_t *vd = verdicts[ok[k]];
+			snprintf(labels[ok[k]], sizeof(labels[0]), n_ok > 1 ? "variant %d" : "candidate", ok[k] + 1);
+			sides[n].label = labels[ok[k]];
+			sides[n].so = json_string_value(json_object_get(vd, "so"));
+			sides[n++].backend = R->backend;
+		}
+		snprintf(what, sizeof(what), "time %s", R->task.name);
+		session_opts(R, &so, 9, what);
+		/* Decide the one comparison that matters: against the best
+		 * (or, with no best, the baseline), when there is one variant. */
+		if (n_ok == 1) {
+			so.decide_a = first_side;
+			so.decide_b = best && best->so_path[0] ? 1 : 0;
+		}
+		pragma_session_release(&s);
+		if (pragma_session_run(sides, n, &so, &s, err) < 0)
+			goto out;
+		ev->lock_s += pragma_measure_lock_waited() - tw0;
+		ev->timing_s += mono_s() - ts0 - (pragma_measure_lock_waited() - tw0);
+		for (int k = first_side; k < n; k++)
+			if (sides[k].failed)
+				failed = k;
+		if (failed < 0 && best && best->so_path[0] && sides[1].failed) {
+			pragma_err_set(err, PRAGMA_E_INTERNAL, "the best kernel failed while timed: %s: %s",
+				       sides[1].fail.status, sides[1].fail.message);
+			goto out;
+		}
+		if (failed < 0)
+			break;
+		/* Drop the variant that failed. */
+		int vi = ok[failed - first_side];
+		struct pragma_verdict fv;
+		pragma_verdict_init(&fv);
+		if (!strcmp(sides[failed].fail.status, "timed_mismatch")) {
+			fv.status = PRAGMA_V_TIMED_MISMATCH;
+			snprintf(fv.message, sizeof(fv.message), "%.1000s", sides[failed].fail.message);
+		} else
+			pragma_verdict_from_run(&fv, &sides[failed].fail, " while timed");
+		if (ev->tune_table) {
+			json_t *row = json_array_get(ev->tune_table, (size_t)vi);
+			json_object_set_new(row, "status", json_string(pragma_vstatus_name(fv.status)));
+			json_object_set_new(row, "message", json_string(fv.message));
+		}
+		if (n_ok == 1) {
+			/* The only one: its failure is the attempt's verdict. */
+			struct agents_eval tmp;
+			agents_eval_init(&tmp);
+			take_verdict(&tmp, &fv);
+			snprintf(ev->status, sizeof(ev->status), "%s", tmp.status);
+			snprintf(ev->message, sizeof(ev->message), "%s", tmp.message);
+			json_decref(ev->verdict);
+			ev->verdict = json_incref(json_object_get(verdicts[vi], "verdict"));
+			json_object_set_new(ev->verdict, "status", json_string(tmp.status));
+			json_object_set_new(ev->verdict, "message", json_string(fv.message));
+			agents_eval_release(&tmp);
+			pragma_verdict_release(&fv);
+			ret = 0;
+			goto out;
+		}
+		pragma_verdict_release(&fv);
+		memmove(ok + (failed - first_side), ok + (failed - first_side) + 1,
+			sizeof(int) * (size_t)(n_ok - (failed - first_side) - 1));
+		n_ok--;
+		for (int k = 0; k < n; k++)
+			pragma_side_release(&sides[k]);
+		free(sides);
+		sides = NULL;
+	}
+
+	/* 3. The fastest variant is the attempt: its numbers, from this session. */
+	{
+		int n = first_side + n_ok, c = first_side;
+		for (int k = first_side; k < n; k++)
+			if (sides[k].estimate_ms < sides[c].estimate_ms)
+				c = k;
+		int vi = ok[c - first_side];
+		json_t *vd = verdicts[vi];
+		struct pragma_verdict lim;
+
+		snprintf(ev->status, sizeof(ev->status), "ok");
+		ev->message[0] = '\0';
+		snprintf(ev->so_path, sizeof(ev->so_path), "%s", json_string_value(json_object_get(vd, "so")));
+		pragma_buf_reset(&ev->compile_log);
+		pragma_buf_adds(&ev->compile_log, json_string_value(json_object_get(vd, "log")));
+		json_decref(ev->verdict);
+		ev->verdict = json_deep_copy(json_object_get(vd, "verdict"));
+		ev->time_ms = sides[c].estimate_ms;
+		ev->base_ms = sides[0].estimate_ms;
+		pragma_stats_compute(sides[c].t.times_ms, sides[c].t.n_times, &ev->time);
+		pragma_stats_compute(sides[0].t.times_ms, sides[0].t.n_times, &ev->base);
+		pragma_ratio_compute(&sides[c].t, &sides[0].t, 0, &ev->vs_base);
+		ev->speedup = ev->vs_base.ratio;
+		ev->busy = s.busy;
+		if (first_side == 2) {
+			pragma_ratio_compute(&sides[c].t, &sides[1].t, 0, &ev->vs_best);
+			pragma_ratio_compute(&sides[1].t, &sides[0].t, 0, &ev->best_vs_base);
+			ev->best_ms = sides[1].estimate_ms;
+			ev->vs_best_n = best_n;
+		}
+		if (json_object_size(ev->tune)) {
+			for (int k = first_side; k < n; k++) {
+				json_t *row = json_array_get(ev->tune_table, (size_t)ok[k - first_side]);
+				json_object_set_new(row, "time_ms", json_real(sides[k].estimate_ms));
+				json_object_set_new(row, "speedup", json_real(sides[k].estimate_ms > 0 ?
+										ev->base_ms / sides[k].estimate_ms : 0));
+				json_object_set_new(row, "chosen", json_boolean(k == c));
+			}
+			json_decref(ev->tune);
+			ev->tune = json_incref(json_array_get(vars, (size_t)vi));
+		}
+		ev->timing = session_json(&s, sides, n);
+		json_object_set_new(ev->timing, "baseline_config", json_incref(sides[0].config));
+		if (sides[0].note[0])
+			json_object_set_new(ev->timing, "baseline_note", json_string(sides[0].note));
+		/* The physical limits, on the chosen variant's time. */
+		pragma_verdict_init(&lim);
+		pragma_verify_limits(&R->task, R->backend, 1, 0, ev->time_ms, &lim);
+		if (lim.status != PRAGMA_V_OK) {
+			snprintf(ev->status, sizeof(ev->status), "%s", pragma_vstatus_name(lim.status));
+			snprintf(ev->message, sizeof(ev->message), "%s (%s)", lim.message,
+				 pragma_vstatus_hint(lim.status) ?: "");
+		}
+		json_object_set_new(ev->verdict, "status", json_string(ev->status));
+		json_object_set_new(ev->verdict, "message", json_string(ev->message));
+		json_object_set_new(ev->verdict, "gbs", lim.gbs > 0 ? json_real(lim.gbs) : json_null());
+		json_object_set_new(ev->verdict, "gflops", lim.gflops > 0 ? json_real(lim.gflops) : json_null());
+		pragma_verdict_release(&lim);
+	}
 	ret = 0;
 out:
+	for (size_t k = 0; k < nv; k++)
+		json_decref(verdicts[k]);
+	free(verdicts);
+	if (sides)
+		for (int k = 0; k < n_ok + 2; k++)
+			pragma_side_release(&sides[k]);
+	free(sides);
+	free(ok);
+	free(labels);
+	json_decref(vars);
+	pragma_session_release(&s);
 	pragma_buf_release(&fl);
 	return ret;
 }
 
-int agents_compare(struct agents_run *R, const struct agents_eval *a, const struct agents_eval *b, double *ratio,
-		   double *lo, double *hi, struct pragma_err *err)
+int agents_baseline(struct agents_run *R, struct pragma_err *err)
 {
-	const char *sos[2] = { a->so_path, b->so_path };
-	double med[2];
-	int lk = agents_measure_lock(), r = rounds(R, sos, 2, med, lo, hi, err);
-
-	agents_measure_unlock(lk);
-	if (r < 0)
-		return -1;
-	*ratio = med[0] > 0 ? med[1] / med[0] : 0;
-	return 0;
-}
-
-int agents_final_speedup(struct agents_run *R, const struct agents_eval *a, double *speedup, double *lo, double *hi,
-			 struct pragma_err *err)
-{
-	struct pragma_verify_opts vo;
-	struct pragma_verdict v;
-	struct pragma_buf fl = PRAGMA_BUF_INIT;
+	struct pragma_side side;
+	struct pragma_session_opts so;
+	struct pragma_session s = { 0 };
+	char what[200];
 	int ret = -1;
 
-	join_flags(a->flags, a->tune, &fl);
-	verify_opts(R, &vo, fl.data, 1);
-	vo.rounds = 9;
-	pragma_verdict_init(&v);
-	int lk = agents_measure_lock(), vr = pragma_verify(&R->task, a->src_path, &vo, &v, err);
-	agents_measure_unlock(lk);
-	if (vr < 0)
+	memset(&side, 0, sizeof(side));
+	side.label = "baseline";
+	side.backend = R->backend;
+	snprintf(what, sizeof(what), "time the baseline of %s", R->task.name);
+	session_opts(R, &so, 6, what);
+	if (pragma_session_run(&side, 1, &so, &s, err) < 0)
 		goto out;
-	if (v.status != PRAGMA_V_OK) {
-		pragma_err_set(err, PRAGMA_E_NEGATIVE, "the best kernel failed its final check: %s: %s",
-			       pragma_vstatus_name(v.status), v.message);
-		goto out;
-	}
-	*speedup = v.speedup;
-	/* The middle half of the per-round ratios: min/max of a few rounds on a
-	 * shared machine is dominated by one disturbed round. */
-	*lo = v.speedup_q1;
-	*hi = v.speedup_q3;
+	pragma_baseline_release(&R->baseline);
+	snprintf(R->baseline.kind, sizeof(R->baseline.kind), "%s",
+		 json_string_value(json_object_get(side.config, "kind")) ?: "?");
+	R->baseline.times_ms = side.t.times_ms;
+	R->baseline.n_times = side.t.n_times;
+	side.t.times_ms = NULL;
+	pragma_stats_compute(R->baseline.times_ms, R->baseline.n_times, &R->baseline.stats);
+	R->baseline.estimate_ms = side.estimate_ms;
+	R->baseline.config = json_incref(side.config);
+	if (side.note[0])
+		json_object_set_new(R->baseline.config, "note", json_string(side.note));
 	ret = 0;
 out:
-	pragma_verdict_release(&v);
-	pragma_buf_release(&fl);
+	pragma_side_release(&side);
+	pragma_session_release(&s);
+	return ret;
+}
+
+int agents_final(struct agents_run *R, const struct agents_eval *a, struct agents_final *f, struct pragma_err *err)
+{
+	struct pragma_side sides[2];
+	struct pragma_session_opts so;
+	struct pragma_session s = { 0 };
+	char what[200];
+	int ret = -1;
+
+	memset(sides, 0, sizeof(sides));
+	memset(f, 0, sizeof(*f));
+	sides[0].label = "baseline";
+	sides[0].backend = R->backend;
+	sides[1].label = "best";
+	sides[1].so = a->so_path;
+	sides[1].backend = R->backend;
+	snprintf(what, sizeof(what), "final comparison %s", R->task.name);
+	session_opts(R, &so, 15, what);
+	so.decide_a = 1;
+	so.decide_b = 0;
+	if (pragma_session_run(sides, 2, &so, &s, err) < 0)
+		goto out;
+	if (sides[1].failed) {
+		pragma_err_set(err, PRAGMA_E_NEGATIVE, "the best kernel failed its final check: %s: %s",
+			       sides[1].fail.status, sides[1].fail.message);
+		goto out;
+	}
+	f->time_ms = sides[1].estimate_ms;
+	f->base_ms = sides[0].estimate_ms;
+	pragma_ratio_compute(&sides[1].t, &sides[0].t, 0, &f->speedup);
+	f->rounds = s.rounds_used;
+	f->rounds_made = s.rounds_made;
+	f->rounds_clean = s.rounds_clean;
+	f->worst_disturbance = s.worst_disturbance;
+	f->busy = s.busy;
+	f->timing = session_json(&s, sides, 2);
+	ret = 0;
+out:
+	pragma_side_release(&sides[0]);
+	pragma_side_release(&sides[1]);
+	pragma_session_release(&s);
 	return ret;
 }
 
 int agents_profile(struct agents_run *R, struct agents_eval *ev, json_t *extra, struct pragma_err *err)
 {
+	const struct pragma_backend *b = R->backend;
 	struct pragma_profile_opts po = { 0 };
 	struct pragma_profile p;
 	struct pragma_diagnosis d = PRAGMA_DIAGNOSIS_INIT;
@@ -463,8 +499,8 @@ int agents_profile(struct agents_run *R, struct agents_eval *ev, json_t *extra, 
 	pragma_profile_init(&p);
 	ex = calloc(json_array_size(extra) + 1, sizeof(char *));
 	json_array_foreach(extra, i, x)
-		if (pragma_metric_find(json_string_value(x)) || !strncmp(json_string_value(x), "perf:", 5) ||
-		    (R->o->backend == PRAGMA_BACKEND_CUDA && !strncmp(json_string_value(x), "ncu:", 4)))
+		if (pragma_metric_find(json_string_value(x)) ||
+		    !strncmp(json_string_value(x), b->raw_metric_prefix, strlen(b->raw_metric_prefix)))
 			ex[n_ex++] = json_string_value(x);
 	fl = calloc(json_array_size(ev->flags) + json_object_size(ev->tune) + 1, sizeof(char *));
 	defs = calloc(json_object_size(ev->tune) + 1, sizeof(*defs));
@@ -484,22 +520,9 @@ int agents_profile(struct agents_run *R, struct agents_eval *ev, json_t *extra, 
 	po.threads = R->threads;
 	po.machine = &R->machine;
 	po.flags = fl;
-	int lk = agents_measure_lock(), pr;
-	if (R->o->backend == PRAGMA_BACKEND_CUDA) {
-		/* CUDA backend (issue 8): ptxas, CUDA-event timing, GPU roofline, ncu. */
-		struct pragma_cuda_profile_opts co = { .task = &R->task, .kernel_src = ev->src_path, .flags = fl,
-						       .sets = R->sets, .n_sets = R->n_sets, .extra = ex,
-						       .n_extra = n_ex };
-		pr = pragma_cuda_profile_run(&co, &p, err);
-	} else {
-		pr = pragma_profile_run(&po, &p, err);
-	}
-	agents_measure_unlock(lk);
-	if (pr < 0)
+	if (b->profile(&po, &p, err) < 0)
 		goto out;
-	pragma_diagnose(&p, R->o->backend == PRAGMA_BACKEND_CUDA ? NULL : &R->machine, &d);
-	if (R->o->backend == PRAGMA_BACKEND_CUDA)
-		pragma_cuda_diagnose(&p, &d);
+	b->diagnose(&p, &R->machine, &d);
 	json_decref(ev->profile);
 	ev->profile = pragma_profile_json(&p, ex, n_ex);
 	json_decref(ev->metrics);
@@ -531,7 +554,6 @@ void agents_compare_profiles(const struct agents_eval *cur, const struct agents_
 	struct pragma_profile a, b;
 	struct pragma_err e = PRAGMA_ERR_INIT;
 
-	pragma_buf_addf(out, "- speedup over the baseline: %.2fx (best) → %.2fx (current)\n", best->speedup, cur->speedup);
 	pragma_profile_init(&a);
 	pragma_profile_init(&b);
 	if (cur->profile && best->profile && pragma_profile_from_json(best->profile, &b, &e) == 0 &&

@@ -21,7 +21,6 @@
 #include "pragma/log.h"
 #include "pragma/reply.h"
 #include "pragma/run.h"
-#include "pragma/cuda.h"
 #include "pragma/template.h"
 
 const char *pragma_mode_name(enum pragma_mode m)
@@ -73,14 +72,18 @@ struct loop {
 	int best_n;
 	struct agents_eval best;
 	char *best_code;
-	double best_speedup_lo, best_speedup_hi;
 	/* What the next Coder request builds on. */
 	char *last_code;            /* the code the instructions refer to */
 	struct pragma_buf instructions, feedback;
 	json_t *extra_metrics;      /* requested by the Conductor */
-	json_t *history;            /* [{"n", "status", "speedup", "message"}] */
+	json_t *history;            /* [{"n", "status", "speedup", "lo", "hi", "vs_best", "message", "became_best"}] */
 	int since_best;
 	int stop;
+	int model_failures;         /* consecutive attempts whose Coder request failed */
+	char decision[512];         /* this attempt's "Decision: ..." line (ok attempts) */
+	/* Resume: the attempt in flight when the run died, and its stored reply. */
+	int resume_n;
+	char *resume_reply;
 	/* Seconds the attempt in flight spent per stage (lock waits apart). */
 	double dur[6];
 	/* --candidates K: this round's versions [{"version","idea","status",
@@ -103,9 +106,9 @@ static double mono_s(void)
  * is counted apart. */
 #define STAGE(L, which, call)                                                                 \
 	({                                                                                     \
-		double t0_ = mono_s(), w0_ = agents_lock_wait_s;                               \
+		double t0_ = mono_s(), w0_ = pragma_measure_lock_waited();                     \
 		__auto_type r_ = (call);                                                       \
-		double w_ = agents_lock_wait_s - w0_;                                          \
+		double w_ = pragma_measure_lock_waited() - w0_;                                \
 		(L)->dur[which] += mono_s() - t0_ - w_;                                        \
 		(L)->dur[D_LOCK] += w_;                                                        \
 		r_;                                                                            \
@@ -159,18 +162,18 @@ static int ask(struct loop *L, const char *agent, int n, const char *system, con
 	return rc;
 }
 
-static int render(const char *name, json_t *vars, struct pragma_buf *out, struct pragma_err *err)
+static int render(struct loop *L, const char *name, json_t *vars, struct pragma_buf *out, struct pragma_err *err)
 {
-	char cuda[64];
+	const char *suffix = L->R.backend->prompt_suffix;
+	char own[96];
 	struct pragma_buf p = PRAGMA_BUF_INIT;
 
 	pragma_buf_reset(out);
-	/* CUDA backend (issue 8): prompts/<name>_cuda.md where there is one. */
-	if (json_is_string(json_object_get(vars, "backend")) &&
-	    !strcmp(json_string_value(json_object_get(vars, "backend")), "cuda") && strlen(name) < 40) {
-		snprintf(cuda, sizeof(cuda), "prompts/%.*s_cuda.md", (int)strlen(name) - 3, name);
-		if (pragma_data_path(cuda, &p, NULL) == 0 && pragma_path_exists(p.data))
-			name = cuda + 8;
+	/* The backend's own prompts/<name><suffix>.md, where there is one. */
+	if (suffix && strlen(name) + strlen(suffix) < 80) {
+		snprintf(own, sizeof(own), "prompts/%.*s%s.md", (int)strlen(name) - 3, name, suffix);
+		if (pragma_data_path(own, &p, NULL) == 0 && pragma_path_exists(p.data))
+			name = own + 8;
 		pragma_buf_release(&p);
 	}
 	return pragma_template_render_file(name, vars, out, err);
@@ -180,40 +183,30 @@ static json_t *run_vars(struct loop *L, int n)
 {
 	struct agents_run *R = &L->R;
 	struct pragma_buf io = PRAGMA_BUF_INIT, mach = PRAGMA_BUF_INIT, base = PRAGMA_BUF_INIT, work = PRAGMA_BUF_INIT;
-	struct pragma_buf kh = PRAGMA_BUF_INIT, hdr = PRAGMA_BUF_INIT;
-	struct pragma_err e = PRAGMA_ERR_INIT;
-	char cmd[256];
 	json_t *v;
 
 	agents_io_table(&R->task, &io);
 	agents_machine_text(&R->machine, &mach);
 	agents_baseline_text(&R->task, &R->baseline, &base);
 	agents_work_text(&R->task, &R->machine, &R->baseline, &work);
-	if (pragma_data_path("include/pragma/kernel.h", &hdr, &e) == 0)
-		pragma_read_file(hdr.data, &kh, 1 << 20, &e);
-	snprintf(cmd, sizeof(cmd), "%s -O3 -march=native -fopenmp -fPIC -shared kernel.c -lm",
-		 getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ? getenv("PRAGMA_CC") : "gcc");
-	v = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:i, s:i}",
+	v = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:i, s:i}",
 		      "task_name", R->task.name, "category", R->task.category, "task_description",
 		      R->task.description ? R->task.description : "", "io_table", io.data, "source_name",
 		      R->task.source_name, "source_lang", R->task.kind == PRAGMA_TASK_NATIVE ? "c" : "python", "source",
-		      R->task.source, "machine", mach.data, "baseline", base.data, "work", work.data, "kernel_h",
-		      kh.data, "threads", R->threads, "atol", R->task.atol, "rtol", R->task.rtol, "attempt", n,
-		      "max_attempts", R->o->attempts);
+		      R->task.source, "machine", mach.data, "baseline", base.data, "work", work.data, "threads",
+		      R->threads, "atol", R->task.atol, "rtol", R->task.rtol, "attempt", n, "max_attempts",
+		      R->o->attempts);
+	/* The target's own: kernel.h, the compile command, the hardware. */
 	if (v)
-		json_object_set_new(v, "compile_cmd", json_string(cmd));
+		R->backend->prompt_vars(v, &R->task, &R->machine, R->baseline.stats.median);
 	if (v) { /* the verifier's rule, per output (docs/verifier.md) */
 		char tol[1024];
 		json_object_set_new(v, "tolerance", json_string(pragma_task_tolerance_str(&R->task, tol, sizeof(tol))));
 	}
-	if (v && R->o->backend == PRAGMA_BACKEND_CUDA)
-		pragma_cuda_prompt_vars(v, &R->task, R->baseline.stats.median);
 	pragma_buf_release(&io);
 	pragma_buf_release(&mach);
 	pragma_buf_release(&base);
 	pragma_buf_release(&work);
-	pragma_buf_release(&kh);
-	pragma_buf_release(&hdr);
 	return v;
 }
 
@@ -243,32 +236,78 @@ static void round_text(struct loop *L, struct pragma_buf *out)
 	}
 }
 
+/* How the loop keeps its best, stated the same way everywhere. */
+static const char best_rule[] =
+	"How the best is kept: every correct attempt is timed in one session together with the baseline and the "
+	"current best (interleaved rounds of 5 calls per side, cold cache; a time is the median over rounds of "
+	"each round's fastest call). It replaces the best only when it is faster than the best by at least 3% "
+	"and the 95% interval of that ratio lies above 1; otherwise the best stays and the difference is reported "
+	"as not distinguishable.";
+
+static const char *cmp_word(const struct pragma_ratio *r)
+{
+	if (r->cmp == PRAGMA_CMP_FASTER)
+		return "faster";
+	if (r->cmp == PRAGMA_CMP_SLOWER)
+		return "slower";
+	if (r->lo >= 1 / (1 + r->margin) && r->hi <= 1 + r->margin)
+		return "the same within the noise";
+	return "not distinguishable";
+}
+
+/* The session's numbers, each with what it is. */
+static void timing_text(struct loop *L, const struct agents_eval *ev, struct pragma_buf *out)
+{
+	json_t *p = json_object_get(ev->timing, "protocol");
+
+	pragma_buf_addf(out, "Timing (one session: %lld interleaved rounds kept of %lld, %lld calls per round and side, "
+			     "%s, %d threads):",
+			(long long)json_integer_value(json_object_get(p, "rounds")),
+			(long long)json_integer_value(json_object_get(p, "rounds_made")),
+			(long long)json_integer_value(json_object_get(p, "reps_per_round")),
+			json_is_true(json_object_get(p, "cold")) ? "cache flushed before every call" : "warm cache",
+			L->R.threads);
+	pragma_buf_addf(out, "\n- this kernel%s: %.4g ms (the spread of its calls: min %.4g, max %.4g)",
+			json_array_size(ev->tune_table) ? " (the chosen variant)" : "", ev->time_ms, ev->time.min,
+			ev->time.max);
+	pragma_buf_addf(out, "\n- the baseline (%s), same rounds: %.4g ms → speedup %.2fx [%.2f–%.2f]", L->R.baseline.kind,
+			ev->base_ms, ev->speedup, ev->vs_base.lo, ev->vs_base.hi);
+	if (ev->vs_best_n)
+		pragma_buf_addf(out,
+				"\n- the best (attempt %d), same rounds: %.4g ms (%.2fx over the baseline) → this kernel vs "
+				"the best: %.2fx [%.2f–%.2f], %s",
+				ev->vs_best_n, ev->best_ms, ev->best_vs_base.ratio, ev->vs_best.ratio, ev->vs_best.lo,
+				ev->vs_best.hi, cmp_word(&ev->vs_best));
+	if (ev->busy)
+		pragma_buf_adds(out, "\n- warning: the machine was busy during these rounds (few ran undisturbed): the "
+				     "numbers are less reliable than usual");
+}
+
 static void verdict_text(struct loop *L, const struct agents_eval *ev, struct pragma_buf *out)
 {
 	if (!strcmp(ev->status, "ok")) {
-		/* Both medians from the same interleaved rounds, so the ratio of
-		 * the two numbers shown is the speedup shown. */
-		pragma_buf_addf(out, "Correct on all %d input sets. Time: median %.3f ms (min %.3f, stdev %.1f%%, %d calls); "
-				"the baseline in the same interleaved rounds: median %.3f ms (min %.3f). Speedup: %.2fx.",
-				L->R.n_sets, ev->time.median, ev->time.min,
-				ev->time.mean > 0 ? 100 * ev->time.stdev / ev->time.mean : 0, ev->time.count,
-				ev->base.median, ev->base.min, ev->speedup);
-		if (L->have_best)
-			pragma_buf_addf(out, " The historical best (attempt %d) runs %.3f ms, %.2fx.", L->best_n,
-					L->best.time.median, L->best.speedup);
+		pragma_buf_addf(out, "Correct on all %d input sets.\n", L->R.n_sets);
+		timing_text(L, ev, out);
 		if (json_array_size(ev->tune_table)) {
 			size_t i;
 			json_t *row;
-			pragma_buf_adds(out, "\nTunable variants (defines → median ms):");
+			pragma_buf_adds(out, "\nTunable variants (each verified, then timed in the same rounds; the "
+					     "fastest is the one timed above and profiled):");
 			json_array_foreach(ev->tune_table, i, row) {
 				char *d = json_dumps(json_object_get(row, "defines"), JSON_COMPACT);
 				json_t *t = json_object_get(row, "time_ms");
-				pragma_buf_addf(out, "\n- %s → %s", d ? d : "?", json_is_number(t) ? "" : json_string_value(json_object_get(row, "status")));
+				pragma_buf_addf(out, "\n- %s → ", d ? d : "?");
 				if (json_is_number(t))
-					pragma_buf_addf(out, "%.3f", json_number_value(t));
+					pragma_buf_addf(out, "%.4g ms, %.2fx%s", json_number_value(t),
+							json_number_value(json_object_get(row, "speedup")),
+							json_is_true(json_object_get(row, "chosen")) ? " ← chosen" : "");
+				else
+					pragma_buf_addf(out, "%s", json_string_value(json_object_get(row, "status")));
 				free(d);
 			}
 		}
+		if (L->decision[0])
+			pragma_buf_addf(out, "\n%s %s", L->decision, best_rule);
 	} else {
 		pragma_buf_addf(out, "REJECTED — %s: %s", ev->status, ev->message);
 		if (ev->compile_log.len && !strcmp(ev->status, "compile_error")) {
@@ -304,24 +343,37 @@ static const char *likely_causes(const char *status)
 	return NULL;
 }
 
+/* Every attempt, with its own session's numbers and its comparison with
+ * the best of its time: the best kept follows from these lines. */
 static void history_text(struct loop *L, struct pragma_buf *out)
 {
 	size_t i;
 	json_t *h;
 
 	json_array_foreach(L->history, i, h) {
-		json_t *sp = json_object_get(h, "speedup");
+		json_t *sp = json_object_get(h, "speedup"), *vb = json_object_get(h, "vs_best");
 		pragma_buf_addf(out, "- attempt %lld: %s", (long long)json_integer_value(json_object_get(h, "n")),
 				json_string_value(json_object_get(h, "status")));
 		if (json_is_number(sp))
-			pragma_buf_addf(out, ", %.2fx", json_number_value(sp));
-		if (json_is_true(json_object_get(h, "best")))
-			pragma_buf_adds(out, " (best)");
+			pragma_buf_addf(out, ", %.2fx [%.2f–%.2f] over the baseline", json_number_value(sp),
+					json_number_value(json_object_get(h, "lo")), json_number_value(json_object_get(h, "hi")));
+		if (json_is_object(vb))
+			pragma_buf_addf(out, "; vs the best then (attempt %lld): %.2fx [%.2f–%.2f], %s",
+					(long long)json_integer_value(json_object_get(vb, "attempt")),
+					json_number_value(json_object_get(vb, "ratio")), json_number_value(json_object_get(vb, "lo")),
+					json_number_value(json_object_get(vb, "hi")),
+					json_string_value(json_object_get(vb, "verdict")));
+		if (json_is_true(json_object_get(h, "became_best")))
+			pragma_buf_adds(out, " → new best");
+		else if (json_is_number(sp))
+			pragma_buf_adds(out, " → best kept");
 		const char *m = json_string_value(json_object_get(h, "message"));
 		if (m && *m)
 			pragma_buf_addf(out, " — %.160s", m);
 		pragma_buf_addch(out, '\n');
 	}
+	if (L->have_best)
+		pragma_buf_addf(out, "The best now: attempt %d.\n", L->best_n);
 }
 
 /* Cut a text to at most max chars, keeping its head; says so. */
@@ -351,7 +403,7 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 	}
 
 	json_object_set_new(vars, "metric_names", json_string("see the profile; any name shown there"));
-	if (render("conductor_system.md", vars, &sys, err) < 0)
+	if (render(L, "conductor_system.md", vars, &sys, err) < 0)
 		goto out;
 	verdict_text(L, ev, &v);
 	pragma_buf_addf(&summary, "Baseline: %.3f ms (%s). ", L->R.baseline.stats.median, L->R.baseline.kind);
@@ -379,8 +431,12 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 		json_object_set_new(vars, "knowledge", json_string(ev->knowledge_text.data));
 	}
 	if (L->have_best) {
-		pragma_buf_addf(&best, "%.3f ms, %.2fx over the baseline.\n```c\n%s\n```\n", L->best.time.median,
-				L->best.speedup, L->best_code);
+		if (ev->vs_best_n)
+			pragma_buf_addf(&best, "%.4g ms, %.2fx over the baseline in this attempt's rounds.\n```c\n%s\n```\n",
+					ev->best_ms, ev->best_vs_base.ratio, L->best_code);
+		else
+			pragma_buf_addf(&best, "%.4g ms, %.2fx over the baseline when it was measured (attempt %d).\n```c\n%s\n```\n",
+					L->best.time_ms, L->best.speedup, L->best_n, L->best_code);
 		if (full && L->best.profile_text.len)
 			pragma_buf_addf(&best, "\nIts profile:\n%s\n", L->best.profile_text.data);
 		json_object_set_new(vars, "best", json_string(best.data));
@@ -392,16 +448,20 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 	}
 	history_text(L, &hist);
 	json_object_set_new(vars, "history", json_string(hist.data));
-	if (render("conductor.md", vars, &user, err) < 0)
+	/* The last attempt's Conductor summarizes the run for the report
+	 * instead of instructing a Coder who will not come. */
+	if (n >= L->R.o->attempts)
+		json_object_set_new(vars, "last", json_true());
+	if (render(L, "conductor.md", vars, &user, err) < 0)
 		goto out;
 	/* Over budget: drop the history, then the compendium, then the best's profile. */
 	if (user.len > budget) {
 		json_object_set_new(vars, "history", json_string(""));
-		render("conductor.md", vars, &user, err);
+		render(L, "conductor.md", vars, &user, err);
 	}
 	if (user.len > budget) {
 		json_object_set_new(vars, "knowledge", json_string(""));
-		render("conductor.md", vars, &user, err);
+		render(L, "conductor.md", vars, &user, err);
 	}
 	progress(L, n, "conducting", NULL);
 	rc = ask(L, "conductor", n, sys.data, user.data, &rep, err);
@@ -435,10 +495,11 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 	for (int i = 0; i < cr.n_metrics; i++)
 		json_array_append_new(L->extra_metrics, json_string(cr.metrics[i]));
 	json_object_set_new(attempt_fields, "conductor",
-			    json_pack("{s:s, s:s, s:s, s:s, s:O, s:s, s:s}", "verdict", pragma_verdict_name(cr.verdict),
-				      "bottleneck", cr.bottleneck.data, "actions", cr.actions.data, "algorithm",
-				      cr.algorithm.data, "metrics", L->extra_metrics, "missing", cr.missing.data, "text",
-				      rep.text.data));
+			    json_pack("{s:s, s:s, s:s, s:s, s:O, s:s, s:s, s:s, s:b}", "verdict",
+				      pragma_verdict_name(cr.verdict), "bottleneck", cr.bottleneck.data, "actions",
+				      cr.actions.data, "algorithm", cr.algorithm.data, "metrics", L->extra_metrics, "missing",
+				      cr.missing.data, "text", rep.text.data, "summary", cr.summary.data, "last",
+				      n >= L->R.o->attempts));
 	ret = 0;
 out:
 	json_decref(vars);
@@ -463,18 +524,18 @@ static int coder_prompt(struct loop *L, int n, struct pragma_buf *user, struct p
 	if (!vars)
 		return pragma_err_set(err, PRAGMA_E_INPUT, "cannot build the prompt: the task's text is not UTF-8");
 	if (n == 1 || !L->last_code) {
-		ret = render("coder_first.md", vars, user, err);
+		ret = render(L, "coder_first.md", vars, user, err);
 	} else {
 		struct pragma_buf note = PRAGMA_BUF_INIT;
 		json_object_set_new(vars, "code", json_string(L->last_code));
 		json_object_set_new(vars, "code_label", json_string("your last kernel"));
 		if (L->have_best && L->best_code && strcmp(L->best_code, L->last_code))
 			pragma_buf_addf(&note, "For reference, the historical best (attempt %d, %.2fx, %.3f ms) is:\n```c\n%s\n```",
-					L->best_n, L->best.speedup, L->best.time.median, L->best_code);
+					L->best_n, L->best.speedup, L->best.time_ms, L->best_code);
 		json_object_set_new(vars, "best_note", json_string(note.data));
 		json_object_set_new(vars, "feedback", json_string(L->feedback.data));
 		json_object_set_new(vars, "instructions", json_string(L->instructions.data));
-		ret = render(L->mode == PRAGMA_MODE_SINGLE ? "single_refine.md" : "coder_refine.md", vars, user, err);
+		ret = render(L, L->mode == PRAGMA_MODE_SINGLE ? "single_refine.md" : "coder_refine.md", vars, user, err);
 		pragma_buf_release(&note);
 	}
 	if (ret == 0 && L->R.o->candidates > 1) {
@@ -492,7 +553,7 @@ static int coder_prompt(struct loop *L, int n, struct pragma_buf *user, struct p
 		}
 		if (!L->have_best || json_is_true(json_object_get(vars, "far_from_roof")) || L->since_best >= 2)
 			json_object_set_new(vars, "different_algorithms", json_true());
-		ret = render("coder_candidates.md", vars, &more, err);
+		ret = render(L, "coder_candidates.md", vars, &more, err);
 		if (ret == 0)
 			pragma_buf_addf(user, "\n\n%s", more.data);
 		pragma_buf_release(&more);
@@ -508,6 +569,8 @@ static void attempt_dir(struct loop *L, int n, struct pragma_buf *out)
 }
 
 #define MAX_VERSIONS 8
+/* Consecutive attempts whose Coder request failed before the run stops. */
+#define MAX_MODEL_FAILURES 2
 
 /* --candidates K: the Coder's reply holds up to K versions, each a fenced
  * block (with the prose before it, where its "Version i: idea" line is).
@@ -585,7 +648,7 @@ static int evaluate_code(struct loop *L, int n, int cand, const struct pragma_co
 	struct pragma_err perr = PRAGMA_ERR_INIT;
 	int ret = -1;
 
-	pragma_buf_addf(&src, "%s/kernel%s", dir, pragma_backend_ext((enum pragma_backend)R->o->backend));
+	pragma_buf_addf(&src, "%s/kernel%s", dir, R->backend->ext);
 	if (pragma_mkdir_p(dir, 0755, err) < 0 || pragma_write_file_atomic(src.data, code->code.data, code->code.len, err) < 0)
 		goto out;
 	json_t *flags = json_array();
@@ -607,12 +670,14 @@ static int evaluate_code(struct loop *L, int n, int cand, const struct pragma_co
 	json_object_set_new(fields, "stage", json_string("verifying"));
 	pragma_store_attempt_put(R->store, R->run_id, n, cand, fields, &perr);
 	progress(L, n, "verifying", NULL);
-	double b0 = agents_build_s;
-	if (STAGE(L, D_VERIFY, agents_evaluate(R, src.data, flags, ev, err)) < 0)
+	if (agents_evaluate(R, src.data, flags, L->have_best ? &L->best : NULL, L->best_n, ev, err) < 0)
 		goto out;
-	/* The builds (tunable variants included), apart from checking and timing. */
-	L->dur[D_COMPILE] += agents_build_s - b0;
-	L->dur[D_VERIFY] -= agents_build_s - b0;
+	/* Where the evaluation's time went: builds (tunable variants
+	 * included), checking, and the timing session; lock waits apart. */
+	L->dur[D_COMPILE] += ev->build_s;
+	L->dur[D_VERIFY] += ev->verify_s;
+	L->dur[D_TIMING] += ev->timing_s;
+	L->dur[D_LOCK] += ev->lock_s;
 	ret = 0;
 out:
 	pragma_buf_release(&src);
@@ -658,7 +723,7 @@ static int evaluate_round(struct loop *L, int n, struct pragma_buf *versions, in
 		json_object_set_new(f, "message", json_string(e.message));
 		json_object_set_new(f, "stage", json_string("done"));
 		if (ok) {
-			json_object_set_new(f, "time_ms", json_real(e.time.median));
+			json_object_set_new(f, "time_ms", json_real(e.time_ms));
 			json_object_set_new(f, "time_stats", pragma_stats_json(&e.time));
 			json_object_set_new(f, "speedup", json_real(e.speedup));
 		}
@@ -710,8 +775,9 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 	struct agents_eval ev;
 	json_t *fields = json_object(), *vars = run_vars(L, n);
 	struct pragma_buf versions[MAX_VERSIONS];
-	int ret = -1, rc, became_best = 0, n_versions = 0;
+	int ret = -1, rc, became_best = 0, same_build = 0, n_versions = 0;
 	char line[512];
+	double ev_time = 0, ev_speedup = 0, ev_lo = 0, ev_hi = 0;
 
 	agents_eval_init(&ev);
 	for (int i = 0; i < MAX_VERSIONS; i++)
@@ -731,9 +797,19 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 	pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, &perr);
 
 	progress(L, n, "coding", NULL);
-	if (render("coder_system.md", vars, &sys, err) < 0 || coder_prompt(L, n, &user, err) < 0)
+	if (render(L, "coder_system.md", vars, &sys, err) < 0 || coder_prompt(L, n, &user, err) < 0)
 		goto out;
-	rc = ask(L, "coder", n, sys.data, user.data, &rep, err);
+	if (L->resume_reply && L->resume_n == n) {
+		/* The reply that came before the interruption (stored with the
+		 * attempt): used again, not asked for again. */
+		pragma_buf_adds(&rep.text, L->resume_reply);
+		free(L->resume_reply);
+		L->resume_reply = NULL;
+		pragma_info("attempt %d: using the Coder's reply stored before the run was interrupted", n);
+		rc = 0;
+	} else {
+		rc = ask(L, "coder", n, sys.data, user.data, &rep, err);
+	}
 	if (rc == PRAGMA_LLM_STOP) {
 		L->stop = 1;
 		snprintf(L->stop_reason, sizeof(L->stop_reason), "%s", err->msg);
@@ -745,10 +821,26 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		goto out;
 	}
 	if (rc < 0) {
+		/* A model that keeps failing (a dead server, a bad key, an exec
+		 * command that exits non-zero) ends the run, resumable, rather
+		 * than burning the attempts: exit 3 from the CLI. */
+		if (++L->model_failures >= MAX_MODEL_FAILURES) {
+			struct pragma_err e = *err;
+			pragma_err_set(err, PRAGMA_E_ENV, "the model failed %d attempts in a row; the last time: %.1800s",
+				       L->model_failures, e.msg);
+			pragma_err_hint(err, "%s", e.hint[0] ? e.hint :
+					"check the model settings with 'pragma llm ping', then continue with 'pragma optimize --resume RUN'");
+			json_object_set_new(fields, "status", json_string("llm_error"));
+			json_object_set_new(fields, "message", json_string(e.msg));
+			pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, &perr);
+			goto out;
+		}
 		snprintf(ev.status, sizeof(ev.status), "llm_error");
 		snprintf(ev.message, sizeof(ev.message), "the Coder's request failed: %.1900s", err->msg);
+		pragma_warn("attempt %d: %s", n, ev.message);
 		pragma_err_clear(err);
 	} else {
+		L->model_failures = 0;
 		json_object_set_new(fields, "coder_reply", json_string(rep.text.data));
 		if (R->o->candidates > 1)
 			n_versions = split_versions(rep.text.data, rep.text.len, versions,
@@ -770,24 +862,16 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 			goto out;
 	}
 
-	/* The best is replaced only by a verified candidate that is faster,
-	 * measured interleaved, by more than the spread (DESIGN 3.5). */
+	/* The best is replaced only by a verified candidate that is faster
+	 * than it in the same session, beyond the interval and the margin
+	 * (DESIGN 3.5; best_rule). An identical build is never faster. */
 	if (!strcmp(ev.status, "ok")) {
-		if (!L->have_best) {
+		if (!L->have_best)
 			became_best = 1;
-		} else {
-			double ratio = 1, lo = 1, hi = 1;
-			progress(L, n, "timing", NULL);
-			if (STAGE(L, D_TIMING, agents_compare(R, &ev, &L->best, &ratio, &lo, &hi, err)) < 0)
-				goto out;
-			became_best = lo > 1.0;
-			json_object_set_new(fields, "speedup_spread",
-					    json_pack("{s:f, s:f, s:f, s:i}", "vs_best", ratio, "vs_best_lo", lo, "vs_best_hi",
-						      hi, "vs_best_attempt", L->best_n));
-			if (!became_best && ratio > 1.0)
-				pragma_info("attempt %d: %.3fx vs the best, inside the spread [%.3f, %.3f]; best kept", n, ratio,
-					    lo, hi);
-		}
+		else if (!strcmp(ev.so_path, L->best.so_path))
+			same_build = 1;
+		else
+			became_best = ev.vs_best_n && ev.vs_best.cmp == PRAGMA_CMP_FASTER;
 		if (L->mode == PRAGMA_MODE_PRAGMA) {
 			progress(L, n, "profiling", NULL);
 			if (STAGE(L, D_PROFILE, agents_profile(R, &ev, L->extra_metrics, &perr)) < 0)
@@ -799,9 +883,22 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 	if (ev.compile_log.len)
 		json_object_set_new(fields, "compile_log", json_string(ev.compile_log.data));
 	if (!strcmp(ev.status, "ok")) {
-		json_object_set_new(fields, "time_ms", json_real(ev.time.median));
+		json_object_set_new(fields, "time_ms", json_real(ev.time_ms));
 		json_object_set_new(fields, "time_stats", pragma_stats_json(&ev.time));
+		json_object_set_new(fields, "baseline_ms", json_real(ev.base_ms));
 		json_object_set_new(fields, "speedup", json_real(ev.speedup));
+		json_object_set_new(fields, "speedup_spread",
+				    json_pack("{s:f, s:f, s:s}", "lo", ev.vs_base.lo, "hi", ev.vs_base.hi, "method",
+					      "95% interval, paired bootstrap over the session's rounds"));
+		if (ev.vs_best_n)
+			json_object_set_new(fields, "vs_best",
+					    json_pack("{s:i, s:f, s:f, s:f, s:s, s:f, s:f, s:b}", "attempt", ev.vs_best_n,
+						      "ratio", ev.vs_best.ratio, "lo", ev.vs_best.lo, "hi", ev.vs_best.hi,
+						      "verdict", same_build ? "the same build" : cmp_word(&ev.vs_best),
+						      "best_ms", ev.best_ms, "best_speedup", ev.best_vs_base.ratio,
+						      "same_build", same_build));
+		if (ev.timing)
+			json_object_set_new(fields, "timing", json_incref(ev.timing));
 		if (ev.tune_table)
 			json_object_set_new(fields, "tunables", json_pack("{s:O, s:O}", "chosen", ev.tune ? ev.tune : json_null(),
 									  "table", ev.tune_table));
@@ -810,19 +907,48 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		if (ev.diagnosis)
 			json_object_set_new(fields, "diagnosis", json_incref(ev.diagnosis));
 	}
+	/* The history line of this attempt, before the Conductor reads it. */
+	{
+		json_t *h = json_pack("{s:i, s:s, s:o, s:s, s:b}", "n", n, "status", ev.status, "speedup",
+				      strcmp(ev.status, "ok") ? json_null() : json_real(ev.speedup), "message", ev.message,
+				      "became_best", became_best);
+		if (!strcmp(ev.status, "ok")) {
+			json_object_set_new(h, "lo", json_real(ev.vs_base.lo));
+			json_object_set_new(h, "hi", json_real(ev.vs_base.hi));
+			if (json_object_get(fields, "vs_best"))
+				json_object_set(h, "vs_best", json_object_get(fields, "vs_best"));
+		}
+		json_array_append_new(L->history, h);
+	}
 
 	/* The Conductor (or, in single mode, the plain feedback). */
+	L->decision[0] = '\0';
+	if (!strcmp(ev.status, "ok")) {
+		if (became_best)
+			snprintf(L->decision, sizeof(L->decision), "Decision: attempt %d is the new best.", n);
+		else if (same_build)
+			snprintf(L->decision, sizeof(L->decision),
+				 "Decision: the same build as the best (attempt %d), which stays.", L->best_n);
+		else
+			snprintf(L->decision, sizeof(L->decision), "Decision: the best stays attempt %d.", L->best_n);
+	}
 	pragma_buf_reset(&L->feedback);
 	verdict_text(L, &ev, &L->feedback);
 	free(L->last_code);
 	L->last_code = strdup(code.code.len ? code.code.data : (L->best_code ? L->best_code : ""));
-	if (L->mode != PRAGMA_MODE_SINGLE) {
+	/* No Conductor for an attempt whose Coder never answered: there is
+	 * nothing to conduct, and the model is likely down too. */
+	if (L->mode != PRAGMA_MODE_SINGLE && strcmp(ev.status, "llm_error")) {
 		json_object_set_new(fields, "stage", json_string("conducting"));
 		pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, &perr);
 		if (conduct(L, n, &ev, code.code.len ? code.code.data : "(no code)", fields, err) < 0)
 			goto out;
 	}
 
+	ev_time = ev.time_ms;
+	ev_speedup = ev.speedup;
+	ev_lo = ev.vs_base.lo;
+	ev_hi = ev.vs_base.hi;
 	if (became_best) {
 		agents_eval_release(&L->best);
 		L->best = ev;
@@ -839,11 +965,11 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		L->since_best = 0;
 		json_object_set_new(fields, "is_best", json_true());
 		struct pragma_buf bp = PRAGMA_BUF_INIT;
-		pragma_buf_addf(&bp, "%s/best%s", R->out_dir.data, pragma_backend_ext((enum pragma_backend)R->o->backend));
+		pragma_buf_addf(&bp, "%s/best%s", R->out_dir.data, R->backend->ext);
 		pragma_write_file_atomic(bp.data, L->best_code, strlen(L->best_code), &perr);
 		pragma_buf_release(&bp);
 		json_t *rf = json_pack("{s:i, s:f, s:f}", "best_attempt", n, "best_speedup", L->best.speedup, "best_time_ms",
-				       L->best.time.median);
+				       L->best.time_ms);
 		pragma_store_run_update(R->store, R->run_id, rf, &perr);
 		json_decref(rf);
 	} else {
@@ -857,18 +983,20 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 	if (pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, err) < 0)
 		goto out;
 
-	json_array_append_new(L->history, json_pack("{s:i, s:s, s:o, s:s, s:b}", "n", n,
-						    "status", json_string_value(json_object_get(fields, "status")),
-						    "speedup", json_deep_copy(json_object_get(fields, "speedup")) ?: json_null(),
-						    "message", json_string_value(json_object_get(fields, "message")),
-						    "best", became_best));
-	if (!strcmp(json_string_value(json_object_get(fields, "status")), "ok"))
-		snprintf(line, sizeof(line), "attempt %d/%d: ok, %.3f ms, %.2fx%s", n, R->o->attempts,
-			 json_number_value(json_object_get(fields, "time_ms")), json_number_value(json_object_get(fields, "speedup")),
-			 became_best ? " (new best)" : "");
-	else
+	if (!strcmp(json_string_value(json_object_get(fields, "status")), "ok")) {
+		int k = snprintf(line, sizeof(line), "attempt %d/%d: ok, %.4g ms, %.2fx [%.2f–%.2f]", n, R->o->attempts,
+				 ev_time, ev_speedup, ev_lo, ev_hi);
+		if (json_object_get(fields, "vs_best"))
+			snprintf(line + k, sizeof(line) - (size_t)k, "; vs best (attempt %lld): %.2fx, %s",
+				 (long long)json_integer_value(json_object_get(json_object_get(fields, "vs_best"), "attempt")),
+				 json_number_value(json_object_get(json_object_get(fields, "vs_best"), "ratio")),
+				 became_best ? "new best" : "best kept");
+		else if (became_best)
+			snprintf(line + k, sizeof(line) - (size_t)k, " (new best)");
+	} else {
 		snprintf(line, sizeof(line), "attempt %d/%d: %s: %.300s", n, R->o->attempts,
 			 json_string_value(json_object_get(fields, "status")), json_string_value(json_object_get(fields, "message")));
+	}
 	progress(L, n, "done", line);
 	ret = 0;
 out:
@@ -890,7 +1018,6 @@ static int setup(struct loop *L, struct pragma_err *err)
 {
 	struct agents_run *R = &L->R;
 	const struct pragma_optimize_opts *o = R->o;
-	struct pragma_timing_opts topt = PRAGMA_TIMING_DEFAULTS;
 	uint64_t seeds[PRAGMA_DEFAULT_SETS];
 	char *path = NULL;
 	int ret = -1;
@@ -917,8 +1044,8 @@ static int setup(struct loop *L, struct pragma_err *err)
 	/* For exec providers (a person or a helper playing the model per task). */
 	setenv("PRAGMA_TASK", R->task.name, 1);
 	setenv("PRAGMA_MODE", pragma_mode_name(o->mode), 1);
-	/* CUDA backend: no device, no run (exit 3 before any LLM call). */
-	if (o->backend == PRAGMA_BACKEND_CUDA && pragma_cuda_require_device(err) < 0)
+	/* No place to run kernels: stop before any model call (exit 3). */
+	if (R->backend->require(err) < 0)
 		goto out;
 	if (pragma_llm_open(&R->llm, &o->llm, err) < 0)
 		goto out;
@@ -930,12 +1057,7 @@ static int setup(struct loop *L, struct pragma_err *err)
 		seeds[i] = pragma_ref_seed(i);
 	if (pragma_ref_ensure(&R->task, seeds, R->n_sets, R->sets, err) < 0)
 		goto out;
-	int lk = agents_measure_lock(),
-	    br = o->backend == PRAGMA_BACKEND_CUDA ?
-			 pragma_cuda_baseline_measure(&R->task, R->sets, R->n_sets, &topt, &R->baseline, err) :
-			 pragma_baseline_measure(&R->task, R->sets, R->n_sets, &topt, &R->baseline, err);
-	agents_measure_unlock(lk);
-	if (br < 0)
+	if (agents_baseline(R, err) < 0)
 		goto out;
 	if (R->out_dir.len) {
 		/* resumed: kept from the stored run */
@@ -978,8 +1100,7 @@ static int create_run(struct loop *L, struct pragma_err *err)
 	const char *spec = o->llm.spec ? o->llm.spec : getenv("PRAGMA_LLM");
 	if (spec)
 		json_object_set_new(json_object_get(f, "config"), "llm_spec", json_string(spec));
-	json_object_set_new(json_object_get(f, "config"), "backend",
-			    json_string(pragma_backend_name((enum pragma_backend)o->backend)));
+	json_object_set_new(json_object_get(f, "config"), "backend", json_string(R->backend->name));
 	if (o->suite_id) {
 		json_object_set_new(f, "suite_id", json_string(o->suite_id));
 		json_object_set_new(json_object_get(f, "config"), "trajectory", json_integer(o->trajectory));
@@ -987,6 +1108,20 @@ static int create_run(struct loop *L, struct pragma_err *err)
 	int r = pragma_store_run_create(R->store, R->run_id, f, err);
 	json_decref(f);
 	return r;
+}
+
+/* The stored best's chosen tunables as one-value lists, so its evaluation
+ * builds exactly that variant. */
+static int restore_tune(struct agents_eval *ev, json_t *chosen)
+{
+	const char *k;
+	json_t *v;
+
+	json_decref(ev->tune);
+	ev->tune = json_object();
+	json_object_foreach(chosen, k, v)
+		json_object_set_new(ev->tune, k, json_pack("[O]", v));
+	return 0;
 }
 
 /* Rebuild the loop state of a stored run: the history, the best (evaluated
@@ -1008,13 +1143,32 @@ static int restore(struct loop *L, struct pragma_err *err)
 		const char *status = json_string_value(json_object_get(a, "status"));
 		if (json_integer_value(json_object_get(a, "candidate")) != 0)
 			continue; /* a version of a --candidates round: its attempt's row speaks for it */
-		if (!stage || strcmp(stage, "done"))
-			continue; /* the attempt in flight when the run died: redone */
+		if (!stage || strcmp(stage, "done")) {
+			/* The attempt in flight when the run died is redone, with
+			 * the Coder's reply if it had come: the model was paid for
+			 * it, and a scripted or replayed model has moved on. */
+			const char *reply = json_string_value(json_object_get(a, "coder_reply"));
+			free(L->resume_reply);
+			L->resume_reply = reply && *reply ? strdup(reply) : NULL;
+			L->resume_n = n;
+			continue;
+		}
 		next = n + 1;
-		json_array_append_new(L->history, json_pack("{s:i, s:s, s:O, s:s, s:b}", "n", n, "status", status ? status : "?",
-							    "speedup", json_object_get(a, "speedup") ?: json_null(),
-							    "message", json_string_value(json_object_get(a, "message")) ?: "",
-							    "best", (int)json_integer_value(json_object_get(a, "is_best"))));
+		{
+			json_t *h = json_pack("{s:i, s:s, s:O, s:s, s:b}", "n", n, "status", status ? status : "?", "speedup",
+					      json_object_get(a, "speedup") ?: json_null(), "message",
+					      json_string_value(json_object_get(a, "message")) ?: "", "became_best",
+					      json_is_true(json_object_get(a, "became_best")) ||
+						      json_integer_value(json_object_get(a, "is_best")));
+			json_t *sp = json_object_get(a, "speedup_spread");
+			if (json_is_number(json_object_get(sp, "lo"))) {
+				json_object_set(h, "lo", json_object_get(sp, "lo"));
+				json_object_set(h, "hi", json_object_get(sp, "hi"));
+			}
+			if (json_object_get(a, "vs_best"))
+				json_object_set(h, "vs_best", json_object_get(a, "vs_best"));
+			json_array_append_new(L->history, h);
+		}
 		const char *code = json_string_value(json_object_get(a, "code"));
 		free(L->last_code);
 		L->last_code = strdup(code ? code : (L->best_code ? L->best_code : ""));
@@ -1033,10 +1187,11 @@ static int restore(struct loop *L, struct pragma_err *err)
 			struct pragma_buf dir = PRAGMA_BUF_INIT, src = PRAGMA_BUF_INIT;
 			agents_eval_release(&L->best);
 			attempt_dir(L, n, &dir);
-			pragma_buf_addf(&src, "%s/kernel%s", dir.data, pragma_backend_ext((enum pragma_backend)R->o->backend));
+			pragma_buf_addf(&src, "%s/kernel%s", dir.data, R->backend->ext);
 			if (pragma_mkdir_p(dir.data, 0755, err) == 0 &&
 			    pragma_write_file_atomic(src.data, code, strlen(code), err) == 0 &&
-			    agents_evaluate(R, src.data, json_object_get(a, "flags"), &L->best, err) == 0 &&
+			    restore_tune(&L->best, json_object_get(json_object_get(a, "tunables"), "chosen")) == 0 &&
+			    agents_evaluate(R, src.data, json_object_get(a, "flags"), NULL, 0, &L->best, err) == 0 &&
 			    !strcmp(L->best.status, "ok")) {
 				L->have_best = 1;
 				L->best_n = n;
@@ -1057,7 +1212,7 @@ static int restore(struct loop *L, struct pragma_err *err)
 	return next;
 }
 
-static json_t *summary(struct loop *L, const char *status, double fin, double lo, double hi, int have_final)
+static json_t *summary(struct loop *L, const char *status, const struct agents_final *f)
 {
 	struct agents_run *R = &L->R;
 	struct pragma_llm_usage u;
@@ -1081,18 +1236,50 @@ static json_t *summary(struct loop *L, const char *status, double fin, double lo
 		}
 		json_decref(run);
 	}
-	json_array_foreach(L->history, i, h)
-		json_array_append_new(att, json_pack("{s:O, s:O, s:O, s:O}", "n", json_object_get(h, "n"), "status",
-						     json_object_get(h, "status"), "speedup", json_object_get(h, "speedup"),
-						     "message", json_object_get(h, "message")));
+	json_array_foreach(L->history, i, h) {
+		json_t *a = json_pack("{s:O, s:O, s:O, s:O}", "n", json_object_get(h, "n"), "status",
+				      json_object_get(h, "status"), "speedup", json_object_get(h, "speedup"), "message",
+				      json_object_get(h, "message"));
+		if (json_is_number(json_object_get(h, "lo")))
+			json_object_set_new(a, "speedup_spread", json_pack("{s:O, s:O}", "lo", json_object_get(h, "lo"), "hi",
+									   json_object_get(h, "hi")));
+		if (json_object_get(h, "vs_best"))
+			json_object_set(a, "vs_best", json_object_get(h, "vs_best"));
+		json_object_set(a, "became_best", json_object_get(h, "became_best"));
+		json_array_append_new(att, a);
+	}
 	if (L->have_best) {
 		char path[4200];
-		snprintf(path, sizeof(path), "%s/best%s", R->out_dir.data, pragma_backend_ext((enum pragma_backend)R->o->backend));
-		best = json_pack("{s:i, s:f, s:f, s:s, s:o}", "attempt", L->best_n, "speedup", have_final ? fin : L->best.speedup,
-				 "time_ms", L->best.time.median, "path", path, "time_stats", pragma_stats_json(&L->best.time));
-		if (have_final)
-			json_object_set_new(best, "speedup_spread", json_pack("{s:f, s:f, s:s}", "lo", lo, "hi", hi, "method",
-									     "interquartile range of per-round ratios, 9 interleaved rounds of baseline and best"));
+		snprintf(path, sizeof(path), "%s/best%s", R->out_dir.data, R->backend->ext);
+		/* The final comparison is the headline when it ran; the attempt's
+		 * own session stays beside it, labelled. */
+		best = json_pack("{s:i, s:f, s:f, s:s, s:o, s:{s:f, s:f, s:f, s:f}}", "attempt", L->best_n, "speedup",
+				 f ? f->speedup.ratio : L->best.speedup, "time_ms", f ? f->time_ms : L->best.time_ms, "path",
+				 path, "time_stats", pragma_stats_json(&L->best.time), "in_its_attempt", "speedup",
+				 L->best.speedup, "lo", L->best.vs_base.lo, "hi", L->best.vs_base.hi, "time_ms",
+				 L->best.time_ms);
+		if (f) {
+			json_object_set_new(best, "speedup_spread",
+					    json_pack("{s:f, s:f, s:s}", "lo", f->speedup.lo, "hi", f->speedup.hi, "method",
+						      "95% interval, paired bootstrap over the final session's rounds of baseline "
+						      "and best"));
+			json_object_set_new(best, "final",
+					    json_pack("{s:f, s:f, s:i, s:i, s:i, s:f, s:b}", "time_ms", f->time_ms, "baseline_ms",
+						      f->base_ms, "rounds", f->rounds, "rounds_made", f->rounds_made,
+						      "rounds_clean", f->rounds_clean, "worst_run_delay_share",
+						      f->worst_disturbance, "busy", f->busy));
+			if (f->busy)
+				json_object_set_new(best, "warning",
+						    json_sprintf("the machine was busy during the final comparison: only %d of %d "
+								 "rounds ran undisturbed (the worst lost %.0f%% of its time to "
+								 "other processes); measure again when it is quieter "
+								 "(pragma eval)",
+								 f->rounds_clean, f->rounds_made, 100 * f->worst_disturbance));
+		} else {
+			json_object_set_new(best, "speedup_spread",
+					    json_pack("{s:f, s:f, s:s}", "lo", L->best.vs_base.lo, "hi", L->best.vs_base.hi,
+						      "method", "95% interval, paired bootstrap over its attempt's rounds"));
+		}
 	}
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:f, s:b, s:I}, s:s}", "run", R->run_id,
 			 "task", R->task.name, "mode", pragma_mode_name(L->mode), "status", status, "baseline_kind",
@@ -1107,12 +1294,13 @@ int pragma_optimize(const struct pragma_optimize_opts *o, json_t **result, struc
 {
 	struct loop L;
 	struct pragma_err perr = PRAGMA_ERR_INIT;
-	double fin = 0, lo = 0, hi = 0;
+	struct agents_final fin = { 0 };
 	int have_final = 0, n, ret = -1;
 
 	memset(&L, 0, sizeof(L));
 	*result = NULL;
 	L.R.o = o;
+	L.R.backend = pragma_backend_or_default(o->backend);
 	L.mode = o->mode;
 	pragma_buf_init(&L.R.out_dir);
 	pragma_buf_init(&L.instructions);
@@ -1164,18 +1352,20 @@ int pragma_optimize(const struct pragma_optimize_opts *o, json_t **result, struc
 	if (L.have_best) {
 		progress(&L, o->attempts, "final", NULL);
 		memset(L.dur, 0, sizeof(L.dur));
-		if (STAGE(&L, D_TIMING, agents_final_speedup(&L.R, &L.best, &fin, &lo, &hi, &perr)) == 0)
+		if (STAGE(&L, D_TIMING, agents_final(&L.R, &L.best, &fin, &perr)) == 0)
 			have_final = 1;
 		else
 			pragma_warn("final interleaved comparison failed: %s", perr.msg);
 	}
-	*result = summary(&L, L.stop ? "stopped" : "done", fin, lo, hi, have_final);
+	*result = summary(&L, L.stop ? "stopped" : "done", have_final ? &fin : NULL);
 	json_object_set_new(*result, "final_seconds",
 			    json_pack("{s:f, s:f}", "timing", L.dur[D_TIMING], "lock_wait", L.dur[D_LOCK]));
 	json_t *f = json_pack("{s:s, s:O, s:O}", "status", L.stop ? "stopped" : "done", "usage",
 			      json_object_get(*result, "usage"), "summary", *result);
-	if (have_final)
-		json_object_set_new(f, "best_speedup", json_real(fin));
+	if (have_final) {
+		json_object_set_new(f, "best_speedup", json_real(fin.speedup.ratio));
+		json_decref(fin.timing);
+	}
 	pragma_store_run_update(L.R.store, L.R.run_id, f, &perr);
 	json_decref(f);
 	progress(&L, o->attempts, "done", NULL);
@@ -1189,6 +1379,7 @@ out:
 	agents_eval_release(&L.best);
 	free(L.best_code);
 	free(L.last_code);
+	free(L.resume_reply);
 	json_decref(L.history);
 	json_decref(L.extra_metrics);
 	json_decref(L.round);

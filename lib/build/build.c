@@ -240,6 +240,38 @@ out:
 	return ret;
 }
 
+/* What -march=native resolves to on this host: the CPU's vendor, family,
+ * model and ISA flags from /proc/cpuinfo (a cluster's nodes may differ, and
+ * a build for one is not a build for another). Read once per process. */
+/* The fixed flags every build gets (pragma_build_so); part of the cache key. */
+#define BUILD_RECIPE "-O3 -march=native -fopenmp -fPIC -shared -fno-gnu-unique -lm"
+
+static const char *host_cpu(void)
+{
+	static char id[8192];
+	static int done;
+	char line[4096];
+	FILE *f;
+
+	if (done)
+		return id;
+	done = 1;
+	f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return id;
+	while (fgets(line, sizeof(line), f)) {
+		static const char *const keys[] = { "vendor_id", "cpu family", "model", "model name", "flags" };
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			if (!strncmp(line, keys[k], strlen(keys[k])) &&
+			    (line[strlen(keys[k])] == '\t' || line[strlen(keys[k])] == ':'))
+				strncat(id, line, sizeof(id) - strlen(id) - 1);
+		if (line[0] == '\n' && id[0])
+			break; /* the first processor describes them all */
+	}
+	fclose(f);
+	return id;
+}
+
 int pragma_build_cached_log(const char *src_path, const struct pragma_build_opts *o, struct pragma_buf *so_path,
 			    struct pragma_buf *log, struct pragma_err *err)
 {
@@ -257,6 +289,17 @@ int pragma_build_cached_log(const char *src_path, const struct pragma_build_opts
 	pragma_sha256_field(&h, src.data, src.len);
 	pragma_sha256_field(&h, ver, strlen(ver));
 	pragma_sha256_field(&h, o && o->no_avx512 ? "noavx512" : "native", o && o->no_avx512 ? 8 : 6);
+	/* Everything else the object depends on: which compiler (its path, not
+	 * only its version), the fixed part of the command line, the CPU. */
+	{
+		struct pragma_buf where = PRAGMA_BUF_INIT;
+		if (!pragma_which(cc, &where))
+			pragma_buf_adds(&where, cc);
+		pragma_sha256_field(&h, where.data, where.len);
+		pragma_buf_release(&where);
+	}
+	pragma_sha256_field(&h, BUILD_RECIPE, strlen(BUILD_RECIPE));
+	pragma_sha256_field(&h, host_cpu(), strlen(host_cpu()));
 	for (int i = 0; o && o->flags && o->flags[i]; i++)
 		pragma_sha256_field(&h, o->flags[i], strlen(o->flags[i]));
 	pragma_sha256_hex(&h, hex);

@@ -10,8 +10,8 @@
 #include "pragma/task.h"
 
 /* One run of the CUDA harness driven by lib/cuda itself (profiling: time
- * mode, and profile mode under ncu). Verification goes through
- * lib/sandbox/run.c with the same protocol. */
+ * mode, and profile mode under ncu), through lib/sandbox/run.c like
+ * every other run. */
 struct cuda_run {
 	const struct pragma_task *task;
 	const struct pragma_refset *sets;
@@ -28,11 +28,9 @@ struct cuda_run {
 	int timeout_ms;
 };
 
-/* Write work_dir/request-<mode>.json. */
-int cuda_write_request(const struct cuda_run *r, struct pragma_buf *path, struct pragma_err *err);
 /* Run the harness (after prefix, e.g. ncu and its options); *answer is its
  * JSON answer. -1: it could not run or gave no answer (PRAGMA_E_NEGATIVE
- * when it died; errtail gets the end of its stderr). */
+ * when it died). errtail gets its stderr (the first 8 KiB). */
 int cuda_run_harness(const struct cuda_run *r, const char *const *prefix, json_t **answer, struct pragma_buf *errtail,
 		     struct pragma_err *err);
 

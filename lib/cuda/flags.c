@@ -20,45 +20,6 @@
 #define MAX_FLAG_LEN 200
 #define MAX_FLAGS 64
 
-/* ------------------------------------------------------------- backends */
-
-const char *pragma_backend_name(enum pragma_backend b)
-{
-	return b == PRAGMA_BACKEND_CUDA ? "cuda" : "cpu";
-}
-
-const char *pragma_backend_ext(enum pragma_backend b)
-{
-	return b == PRAGMA_BACKEND_CUDA ? ".cu" : ".c";
-}
-
-const char *pragma_backend_lang(enum pragma_backend b)
-{
-	return b == PRAGMA_BACKEND_CUDA ? "cuda" : "c";
-}
-
-int pragma_backend_parse(const char *s, enum pragma_backend *out, struct pragma_err *err)
-{
-	if (s && (!strcmp(s, "cpu") || !strcmp(s, "c"))) {
-		*out = PRAGMA_BACKEND_CPU;
-		return 0;
-	}
-	if (s && (!strcmp(s, "cuda") || !strcmp(s, "gpu"))) {
-		*out = PRAGMA_BACKEND_CUDA;
-		return 0;
-	}
-	pragma_err_set(err, PRAGMA_E_INPUT, "unknown backend '%s'", s ? s : "");
-	pragma_err_hint(err, "backends: cpu (C via gcc/clang), cuda (CUDA C via nvcc)");
-	return -1;
-}
-
-enum pragma_backend pragma_backend_from_path(const char *path)
-{
-	size_t n = path ? strlen(path) : 0;
-
-	return n > 3 && !strcmp(path + n - 3, ".cu") ? PRAGMA_BACKEND_CUDA : PRAGMA_BACKEND_CPU;
-}
-
 /* -------------------------------------------------------------- toolkit */
 
 int pragma_nvcc_parse_version(const char *text, int *major, int *minor)

@@ -17,184 +17,84 @@
 #include "pragma/cuda.h"
 #include "pragma/fs.h"
 #include "pragma/proc.h"
+#include "pragma/backend.h"
 #include "pragma/run.h"
 #include "pragma/tensor.h"
 #include "pragma/timing.h"
 #include "pragma/verify.h"
 
-static json_t *spec_array(const struct pragma_tensor_spec *s, int n, int with_shape)
-{
-	json_t *a = json_array();
-
-	for (int i = 0; i < n; i++) {
-		json_t *o = json_pack("{s:s}", "dtype", pragma_dtype_name(s[i].dtype));
-		if (with_shape) {
-			json_t *sh = json_array();
-			for (int k = 0; k < s[i].ndim; k++)
-				json_array_append_new(sh, json_integer(s[i].shape[k]));
-			json_object_set_new(o, "shape", sh);
-		}
-		json_array_append_new(a, o);
-	}
-	return a;
-}
-
-int cuda_write_request(const struct cuda_run *r, struct pragma_buf *path, struct pragma_err *err)
-{
-	json_t *req, *sets = json_array(), *pre = json_array();
-	char *dump = NULL;
-	int ret = -1;
-
-	for (int s = 0; s < r->n_sets; s++) {
-		json_t *files = json_array();
-		struct pragma_buf d = PRAGMA_BUF_INIT;
-		char p[4200];
-
-		for (int i = 0; i < r->task->n_inputs; i++) {
-			pragma_ref_input_path(&r->sets[s], i, p, sizeof(p));
-			json_array_append_new(files, json_string(p));
-		}
-		pragma_buf_addf(&d, "%s/set%d", r->work_dir, s);
-		if (pragma_mkdir_p(d.data, 0755, err) < 0) {
-			pragma_buf_release(&d);
-			json_decref(files);
-			json_decref(sets);
-			json_decref(pre);
-			return -1;
-		}
-		json_array_append_new(sets, json_pack("{s:o, s:s}", "inputs", files, "out_dir", d.data));
-		pragma_buf_release(&d);
-	}
-	for (const char *const *l = pragma_cuda_preload(); *l; l++)
-		json_array_append_new(pre, json_string(*l));
-	req = json_pack("{s:s, s:s, s:o, s:o, s:o, s:i, s:i, s:b, s:I, s:b, s:i, s:i, s:o, s:i, s:{s:b, s:b, s:b, s:b}}",
-			"kernel", r->so, "mode", r->mode, "sets", sets, "inputs",
-			spec_array(r->task->inputs, r->task->n_inputs, 0), "outputs",
-			spec_array(r->task->outputs, r->task->n_outputs, 1), "warmup", r->warmup, "reps", r->reps, "cold",
-			r->cold, "flush_bytes", (json_int_t)(64 << 20), "save_timed", 1, "final_settle_ms", 5,
-			"profile_calls", 1, "preload", pre, "device", r->device, "sandbox", "enabled", r->sandbox,
-			"landlock", 1, "seccomp", 1, "profiler", r->profiler);
-	if (!req)
-		return pragma_err_set(err, PRAGMA_E_INTERNAL, "cannot build the CUDA harness request");
-	if (r->profiler && r->tool_dir)
-		json_object_set_new(json_object_get(req, "sandbox"), "tool_dir", json_string(r->tool_dir));
-	pragma_buf_reset(path);
-	pragma_buf_addf(path, "%s/request-%s.json", r->work_dir, r->mode);
-	dump = json_dumps(req, JSON_INDENT(1));
-	if (dump && pragma_write_file_atomic(path->data, dump, strlen(dump), err) == 0)
-		ret = 0;
-	free(dump);
-	json_decref(req);
-	return ret;
-}
-
 int cuda_run_harness(const struct cuda_run *r, const char *const *prefix, json_t **answer, struct pragma_buf *errtail,
 		     struct pragma_err *err)
 {
-	struct pragma_buf req = PRAGMA_BUF_INIT, harness = PRAGMA_BUF_INIT;
-	struct pragma_child c = PRAGMA_CHILD_INIT;
 	struct pragma_run_opts ro = { 0 };
+	struct pragma_run_result rr = { 0 };
 	struct pragma_rlimits lim;
-	const char *argv[96];
-	/* No JIT cache writes (the sandbox forbids them anyway); modules load
-	 * when the kernel's fat binary registers, inside stage 1. */
-	static const char *const env[] = { "CUDA_CACHE_DISABLE=1", "CUDA_MODULE_LOADING=EAGER", "LD_PRELOAD", NULL };
-	int n = 0, ret = -1;
-	char st[64];
+	json_t *req;
+	int ret = -1, lk;
 
 	*answer = NULL;
-	if (pragma_cuda_harness_path(&harness, err) < 0 || cuda_write_request(r, &req, err) < 0)
-		goto out;
-	for (int i = 0; prefix && prefix[i] && n < 80; i++)
-		argv[n++] = prefix[i];
-	argv[n++] = harness.data;
-	argv[n++] = req.data;
-	argv[n] = NULL;
+	/* The harness protocol's request (lib/sandbox/run.c), plus the CUDA
+	 * harness's own members: its mode ("profile": one call for the
+	 * profiler), the device, and under ncu the profiler's allowance. */
+	req = json_pack("{s:s, s:i, s:i, s:b, s:{s:b}}", "mode", r->mode, "profile_calls", 1, "device", r->device,
+			"profiler", r->profiler, "sandbox", "landlock", 1);
+	if (r->profiler && r->tool_dir)
+		json_object_set_new(json_object_get(req, "sandbox"), "tool_dir", json_string(r->tool_dir));
+	ro.kernel_so = r->so;
 	ro.task = r->task;
+	ro.sets = r->sets;
 	ro.n_sets = r->n_sets;
+	ro.work_dir = r->work_dir;
+	ro.time_mode = 1;
+	ro.warmup = r->warmup;
+	ro.reps = r->reps;
 	ro.cold = r->cold;
-	ro.timeout_ms = r->timeout_ms;
+	ro.flush_bytes = 64 << 20;
 	ro.threads = 1;
-	pragma_cuda_run_limits(&ro, &lim);
-	if (prefix)
+	ro.timeout_ms = r->timeout_ms > 0 ? r->timeout_ms : 120000;
+	ro.sandbox = r->sandbox;
+	ro.save_timed = 1;
+	ro.final_settle_ms = 5;
+	ro.preload = pragma_cuda_preload();
+	ro.backend = &pragma_backend_cuda;
+	ro.wrapper = prefix;
+	ro.request = req;
+	if (prefix && r->sandbox) {
+		pragma_cuda_run_limits(&ro, &lim);
 		lim.cpu_seconds = 0; /* ncu replays kernels many times */
-	c.argv = argv;
-	c.env = prefix ? NULL : env;
-	c.limits = r->sandbox ? &lim : NULL;
-	c.timeout_ms = r->timeout_ms > 0 ? r->timeout_ms : 120000;
-	c.out_cap = 1 << 20;
-	c.err_cap = 64 << 10;
-	if (pragma_child_run(&c, err) < 0)
+		ro.limits = &lim;
+	}
+	lk = pragma_measure_lock(PRAGMA_LOCK_EXCLUSIVE, prefix ? "profile a kernel with ncu" : "profile a kernel");
+	ret = pragma_run_kernel(&ro, &rr, err);
+	pragma_measure_unlock(lk);
+	if (ret < 0)
 		goto out;
-	{
-		/* The answer is the first line that parses as an object. */
-		const char *p = c.out.data;
-		while (p && *p && !*answer) {
-			size_t k = strcspn(p, "\n");
-			json_error_t je;
-			json_t *a = json_loadb(p, k, 0, &je);
-			if (json_is_object(a))
-				*answer = a;
-			else
-				json_decref(a);
-			p = p[k] ? p + k + 1 : NULL;
-		}
-	}
-	if (errtail) {
-		pragma_buf_rtrim(&c.err);
-		pragma_buf_add(errtail, c.err.data, c.err.len > 2000 ? 2000 : c.err.len);
-	}
-	if (!*answer) {
-		pragma_err_set(err, PRAGMA_E_NEGATIVE, "the CUDA harness %s without an answer%s%.300s",
-			       c.timed_out ? "timed out" : pragma_child_status_str(&c, st, sizeof(st)),
-			       c.err.len ? "; stderr: " : "", c.err.data);
+	ret = -1;
+	if (errtail)
+		pragma_buf_adds(errtail, rr.log);
+	if (!rr.raw) {
+		pragma_err_set(err, PRAGMA_E_NEGATIVE, "the CUDA harness gave no answer: %s: %s", rr.status, rr.message);
 		goto out;
 	}
+	*answer = rr.raw;
+	rr.raw = NULL;
 	ret = 0;
 out:
-	pragma_child_release(&c);
-	pragma_buf_release(&req);
-	pragma_buf_release(&harness);
+	json_decref(req);
+	pragma_run_result_release(&rr);
 	return ret;
 }
 
-/* Compare the outputs of the last timed call on each set with the
- * reference. */
+/* The outputs of the last timed call on each set, by the Verifier's rule. */
 static int check_timed(const struct pragma_task *t, const struct pragma_refset *sets, int n_sets, const char *dir,
 		       struct pragma_err *err)
 {
-	for (int s = 0; s < n_sets; s++)
-		for (int k = 0; k < t->n_outputs; k++) {
-			struct pragma_tensor got = PRAGMA_TENSOR_INIT, want = PRAGMA_TENSOR_INIT;
-			struct pragma_cmp c;
-			char p[4400], idx[128];
-			int bad;
+	char why[1800];
+	int r = pragma_verify_saved(t, sets, n_sets, dir, "timed", -1, -1, why, sizeof(why), err);
 
-			snprintf(p, sizeof(p), "%s/set%d/timed_%03d.npy", dir, s, k);
-			if (!pragma_path_exists(p))
-				continue; /* no timed call on this set */
-			if (pragma_npy_read(p, (int)t->outputs[k].dtype, &got, err) < 0)
-				return -1;
-			pragma_ref_output_path(&sets[s], k, p, sizeof(p));
-			if (pragma_npy_read(p, (int)t->outputs[k].dtype, &want, err) < 0) {
-				pragma_tensor_release(&got);
-				return -1;
-			}
-			struct pragma_tolerance tol;
-			pragma_tolerance_resolve(t, k, -1, -1, &tol);
-			bad = pragma_compare(&got, &want, &tol, &c) != 0;
-			if (bad)
-				pragma_err_set(err, PRAGMA_E_NEGATIVE,
-					       "output[%d] of a timed call on input set %d is wrong at %s (got %.6g, "
-					       "expected %.6g; %lld of %lld elements off)",
-					       k, s, pragma_index_str(c.first_bad, want.shape, want.ndim, idx, sizeof(idx)),
-					       c.got, c.want, (long long)c.bad, (long long)c.n);
-			pragma_tensor_release(&got);
-			pragma_tensor_release(&want);
-			if (bad)
-				return -1;
-		}
-	return 0;
+	if (r > 0)
+		pragma_err_set(err, PRAGMA_E_NEGATIVE, "%s in a timed call", why);
+	return r ? -1 : 0;
 }
 
 /* ^(name1|name2)$ over the mangled names of the candidate's kernels. */

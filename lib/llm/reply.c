@@ -458,6 +458,7 @@ void pragma_conductor_reply_init(struct pragma_conductor_reply *r)
 	pragma_buf_init(&r->bottleneck);
 	pragma_buf_init(&r->actions);
 	pragma_buf_init(&r->algorithm);
+	pragma_buf_init(&r->summary);
 	pragma_buf_init(&r->missing);
 }
 
@@ -467,6 +468,7 @@ void pragma_conductor_reply_release(struct pragma_conductor_reply *r)
 	pragma_buf_release(&r->bottleneck);
 	pragma_buf_release(&r->actions);
 	pragma_buf_release(&r->algorithm);
+	pragma_buf_release(&r->summary);
 	pragma_buf_release(&r->missing);
 	for (int i = 0; i < r->n_metrics; i++)
 		free(r->metrics[i]);
@@ -482,6 +484,8 @@ const char *pragma_verdict_name(enum pragma_verdict v)
 		return "regression";
 	case PRAGMA_VERDICT_FAILURE:
 		return "failure";
+	case PRAGMA_VERDICT_NO_CHANGE:
+		return "no measurable change";
 	case PRAGMA_VERDICT_UNKNOWN:
 		break;
 	}
@@ -496,6 +500,7 @@ static const struct {
 	{ "bottlenecks", PRAGMA_SECTION_BOTTLENECK }, { "actions", PRAGMA_SECTION_ACTIONS },
 	{ "action", PRAGMA_SECTION_ACTIONS },      { "instructions", PRAGMA_SECTION_ACTIONS },
 	{ "algorithm", PRAGMA_SECTION_ALGORITHM }, { "metrics", PRAGMA_SECTION_METRICS },
+	{ "summary", PRAGMA_SECTION_SUMMARY },
 };
 
 /* A heading line: [#]* [-*+ ]? [**|__]? NAME [**|__]? (":"|" -"|"—")? [**|__]? rest.
@@ -556,6 +561,8 @@ static struct pragma_buf *section_buf(struct pragma_conductor_reply *r, unsigned
 		return &r->actions;
 	case PRAGMA_SECTION_ALGORITHM:
 		return &r->algorithm;
+	case PRAGMA_SECTION_SUMMARY:
+		return &r->summary;
 	default:
 		return metrics;
 	}
@@ -585,7 +592,10 @@ static enum pragma_verdict classify(const char *s)
 		{ "slower", PRAGMA_VERDICT_REGRESSION },  { "worse", PRAGMA_VERDICT_REGRESSION },
 		{ "fail", PRAGMA_VERDICT_FAILURE },       { "error", PRAGMA_VERDICT_FAILURE },
 		{ "incorrect", PRAGMA_VERDICT_FAILURE },  { "wrong", PRAGMA_VERDICT_FAILURE },
-		{ "crash", PRAGMA_VERDICT_FAILURE },
+		{ "crash", PRAGMA_VERDICT_FAILURE },      { "no measurable", PRAGMA_VERDICT_NO_CHANGE },
+		{ "no significant", PRAGMA_VERDICT_NO_CHANGE }, { "no change", PRAGMA_VERDICT_NO_CHANGE },
+		{ "unchanged", PRAGMA_VERDICT_NO_CHANGE }, { "not distinguishable", PRAGMA_VERDICT_NO_CHANGE },
+		{ "indistinguishable", PRAGMA_VERDICT_NO_CHANGE }, { "neutral", PRAGMA_VERDICT_NO_CHANGE },
 	};
 	const char *best = NULL;
 	enum pragma_verdict v = PRAGMA_VERDICT_UNKNOWN;
@@ -688,6 +698,7 @@ int pragma_reply_parse_conductor(const char *text, size_t len, struct pragma_con
 	trim_buf(&out->bottleneck);
 	trim_buf(&out->actions);
 	trim_buf(&out->algorithm);
+	trim_buf(&out->summary);
 	parse_metrics(out, metrics.data);
 	pragma_buf_release(&metrics);
 	/* "Algorithm: none" means no different approach. */
@@ -712,7 +723,7 @@ int pragma_reply_parse_conductor(const char *text, size_t len, struct pragma_con
 	if ((out->found & PRAGMA_SECTION_VERDICT) && out->verdict == PRAGMA_VERDICT_UNKNOWN) {
 		if (out->missing.len)
 			pragma_buf_adds(&out->missing, ", ");
-		pragma_buf_adds(&out->missing, "a verdict word (improvement, regression or failure)");
+		pragma_buf_adds(&out->missing, "a verdict word (improvement, regression, no measurable change or failure)");
 	}
 	if (!out->found)
 		return pragma_err_set(err, PRAGMA_E_NEGATIVE, "the Conductor reply has none of the sections Verdict:, "

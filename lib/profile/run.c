@@ -64,23 +64,6 @@ int pragma_profile_check_extra(const char *const *extra, size_t n_extra, struct 
 	return 0;
 }
 
-static json_t *spec_array(const struct pragma_tensor_spec *s, int n, int with_shape)
-{
-	json_t *a = json_array();
-
-	for (int i = 0; i < n; i++) {
-		json_t *o = json_pack("{s:s}", "dtype", pragma_dtype_name(s[i].dtype));
-		if (with_shape) {
-			json_t *sh = json_array();
-			for (int k = 0; k < s[i].ndim; k++)
-				json_array_append_new(sh, json_integer(s[i].shape[k]));
-			json_object_set_new(o, "shape", sh);
-		}
-		json_array_append_new(a, o);
-	}
-	return a;
-}
-
 struct hrun {
 	const char *so;
 	const char *const *preload; /* runtimes to load before the sandbox */
@@ -94,154 +77,70 @@ struct hrun {
 	int timeout_ms;
 };
 
-/* Run the harness once; *res gets its JSON answer. A kernel failure is
- * PRAGMA_E_NEGATIVE with the harness's category and message. */
+/* Run the harness once (the timing layer's runner, lib/sandbox/run.c);
+ * *res gets its JSON answer. A kernel failure is PRAGMA_E_NEGATIVE with
+ * the harness's category and message. */
 static int run_harness(const struct pragma_profile_opts *o, const struct hrun *h, json_t **res,
 		       struct pragma_err *err)
 {
-	struct pragma_buf harness = PRAGMA_BUF_INIT, req_path = PRAGMA_BUF_INIT, omp = PRAGMA_BUF_INIT;
-	struct pragma_child c = PRAGMA_CHILD_INIT;
-	json_t *sets = json_array(), *req = NULL;
-	const char *argv[48];
-	const char *env[4];
-	char *dump = NULL;
-	int n = 0, ret = -1;
-	json_error_t jerr;
-
-	struct pragma_rlimits lim;
-	json_t *pre = json_array();
+	struct pragma_run_opts ro = { 0 };
+	struct pragma_run_result r = { 0 };
+	json_t *req = h->perf ? json_pack("{s:O}", "perf", h->perf) : NULL;
+	int ret = -1, lk;
 
 	*res = NULL;
-	if (pragma_harness_path(&harness, err) < 0)
+	ro.kernel_so = h->so;
+	ro.task = o->task;
+	ro.sets = o->sets;
+	ro.n_sets = h->n_sets;
+	ro.work_dir = h->dir;
+	ro.time_mode = 1;
+	ro.warmup = h->warmup;
+	ro.reps = h->reps;
+	ro.cold = h->cold;
+	ro.threads = h->threads;
+	ro.timeout_ms = h->timeout_ms;
+	ro.sandbox = h->sandbox;
+	ro.preload = h->preload;
+	ro.save_timed = 1;
+	ro.wrapper = h->wrapper;
+	ro.request = req;
+	ro.backend = &pragma_backend_cpu;
+	if (pragma_mkdir_p(h->dir, 0755, err) < 0)
 		goto out;
-	for (int i = 0; h->preload && h->preload[i]; i++)
-		json_array_append_new(pre, json_string(h->preload[i]));
-	for (int s = 0; s < h->n_sets; s++) {
-		json_t *files = json_array();
-		char p[4200];
-		struct pragma_buf d = PRAGMA_BUF_INIT;
-
-		for (int i = 0; i < o->task->n_inputs; i++) {
-			pragma_ref_input_path(&o->sets[s], i, p, sizeof(p));
-			json_array_append_new(files, json_string(p));
-		}
-		pragma_buf_addf(&d, "%s/set%d", h->dir, s);
-		if (pragma_mkdir_p(d.data, 0755, err) < 0) {
-			pragma_buf_release(&d);
-			json_decref(files);
-			goto out;
-		}
-		json_array_append_new(sets, json_pack("{s:o, s:s}", "inputs", files, "out_dir", d.data));
-		pragma_buf_release(&d);
-	}
-	/* The verifier's request (lib/sandbox/run.c) plus the counters: timed
-	 * calls keep their outputs (timed_NNN.npy) for the check below. */
-	req = json_pack("{s:s, s:s, s:O, s:o, s:o, s:i, s:i, s:b, s:I, s:b, s:o, s:{s:b, s:b, s:b}}", "kernel",
-			h->so, "mode", "time", "sets", sets, "inputs", spec_array(o->task->inputs, o->task->n_inputs, 0),
-			"outputs", spec_array(o->task->outputs, o->task->n_outputs, 1), "warmup", h->warmup, "reps",
-			h->reps, "cold", h->cold, "flush_bytes", (json_int_t)pragma_flush_bytes(), "save_timed", 1,
-			"preload", pre, "sandbox", "enabled", h->sandbox, "landlock", h->sandbox, "seccomp", h->sandbox);
-	pre = NULL;
-	if (h->perf)
-		json_object_set(req, "perf", h->perf);
-	pragma_buf_addf(&req_path, "%s/request.json", h->dir);
-	dump = json_dumps(req, JSON_INDENT(1));
-	if (pragma_write_file_atomic(req_path.data, dump, strlen(dump), err) < 0)
+	lk = pragma_measure_lock(PRAGMA_LOCK_EXCLUSIVE, h->wrapper ? "simulate a kernel" : "profile a kernel");
+	ret = pragma_run_kernel(&ro, &r, err);
+	pragma_measure_unlock(lk);
+	if (ret < 0)
 		goto out;
-	for (int i = 0; h->wrapper && h->wrapper[i] && n < 40; i++)
-		argv[n++] = h->wrapper[i];
-	argv[n++] = harness.data;
-	argv[n++] = req_path.data;
-	argv[n] = NULL;
-	pragma_buf_addf(&omp, "OMP_NUM_THREADS=%d", h->threads);
-	env[0] = omp.data;
-	env[1] = "OMP_PROC_BIND=false";
-	env[2] = "LD_PRELOAD";
-	env[3] = NULL;
-	c.argv = argv;
-	c.env = env;
-	c.timeout_ms = h->timeout_ms;
-	if (h->sandbox) {
-		/* The verifier's limits for the same run. */
-		struct pragma_run_opts ro = { .task = o->task, .n_sets = h->n_sets, .cold = h->cold,
-					      .threads = h->threads, .timeout_ms = h->timeout_ms };
-		pragma_run_default_limits(&ro, &lim);
-		c.limits = &lim;
-	}
-	c.out_cap = 1 << 20;
-	c.err_cap = 256 << 10;
-	if (pragma_child_run(&c, err) < 0)
-		goto out;
-	*res = json_loadb(c.out.data, c.out.len, 0, &jerr);
-	if (c.timed_out) {
-		pragma_err_set(err, PRAGMA_E_NEGATIVE, "timeout: the run did not finish within %d s", h->timeout_ms / 1000);
-	} else if (*res && json_is_true(json_object_get(*res, "ok"))) {
+	ret = -1;
+	if (r.ok) {
+		*res = r.raw;
+		r.raw = NULL;
 		ret = 0;
-	} else if (*res) {
-		const char *s = json_string_value(json_object_get(*res, "status"));
-		const char *m = json_string_value(json_object_get(*res, "message"));
-		pragma_err_set(err, PRAGMA_E_NEGATIVE, "%s: %s", s ? s : "crash", m ? m : "");
 	} else {
-		char st[64];
-		pragma_err_set(err, PRAGMA_E_NEGATIVE, "crash: the harness %s without a result%s%.400s",
-			       pragma_child_status_str(&c, st, sizeof(st)), c.err.len ? "; stderr: " : "", c.err.data);
-	}
-	if (ret < 0) {
-		json_decref(*res);
-		*res = NULL;
+		pragma_err_set(err, PRAGMA_E_NEGATIVE, "%s: %s", r.status, r.message);
 	}
 out:
-	free(dump);
-	json_decref(pre);
 	json_decref(req);
-	json_decref(sets);
-	pragma_child_release(&c);
-	pragma_buf_release(&harness);
-	pragma_buf_release(&req_path);
-	pragma_buf_release(&omp);
+	pragma_run_result_release(&r);
 	return ret;
 }
 
 /* The outputs of the timed run against the reference: the profile is only
  * for kernels that compute the right thing (a wrong kernel's metrics would
- * mislead). The verifier's rule, through the same pragma_compare(). */
+ * mislead). The Verifier's comparison. */
 static int check_outputs(const struct pragma_profile_opts *o, const char *dir, struct pragma_err *err)
 {
-	int ret = 0;
+	char why[1800];
+	int r = pragma_verify_saved(o->task, o->sets, o->n_sets, dir, "timed", -1, -1, why, sizeof(why), err);
 
-	for (int s = 0; s < o->n_sets && !ret; s++)
-		for (int k = 0; k < o->task->n_outputs && !ret; k++) {
-			struct pragma_tensor got = PRAGMA_TENSOR_INIT, want = PRAGMA_TENSOR_INIT;
-			char gp[4300], wp[4300];
-			snprintf(gp, sizeof(gp), "%s/set%d/timed_%03d.npy", dir, s, k);
-			pragma_ref_output_path(&o->sets[s], k, wp, sizeof(wp));
-			if (pragma_npy_read(gp, (int)o->task->outputs[k].dtype, &got, err) < 0 ||
-			    pragma_npy_read(wp, (int)o->task->outputs[k].dtype, &want, err) < 0) {
-				ret = -1;
-			} else {
-				struct pragma_tolerance tol;
-				struct pragma_cmp c;
-				char idx[128];
-				pragma_tolerance_resolve(o->task, k, -1, -1, &tol);
-				int rc = pragma_compare(&got, &want, &tol, &c);
-				if (rc < 0)
-					ret = pragma_err_set(err, PRAGMA_E_NEGATIVE, "wrong_output: output %d has the wrong size", k);
-				else if (rc)
-					ret = pragma_err_set(err, PRAGMA_E_NEGATIVE,
-							     "wrong_output: output %d at %s is %g, the reference says %g "
-							     "(input set %d; %lld of %lld elements off, norm-wise error %.3g)",
-							     k, pragma_index_str(c.first_bad >= 0 ? c.first_bad : c.worst, want.shape,
-										 want.ndim, idx, sizeof(idx)),
-							     c.first_bad >= 0 ? c.got : c.worst_got,
-							     c.first_bad >= 0 ? c.want : c.worst_want, s, (long long)c.bad,
-							     (long long)c.n, c.norm_err);
-			}
-			pragma_tensor_release(&got);
-			pragma_tensor_release(&want);
-		}
-	if (ret)
+	if (r > 0) {
+		pragma_err_set(err, PRAGMA_E_NEGATIVE, "wrong_output: %s", why);
 		pragma_err_hint(err, "only verified kernels are profiled: 'pragma verify' says what is wrong");
-	return ret;
+		return -1;
+	}
+	return r;
 }
 
 /* The disassembly of a .so's code, with source lines (through inline
@@ -580,7 +479,6 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 {
 	unsigned mask = (o->collectors ? o->collectors : PRAGMA_COL_CPU_ALL) | PRAGMA_COL_TIMING;
 	struct pragma_machine mach, *m = NULL;
-	struct pragma_build_opts bo = { .flags = o->flags };
 	struct pragma_buf so = PRAGMA_BUF_INIT, cache = PRAGMA_BUF_INIT, work = PRAGMA_BUF_INIT;
 	struct pragma_err e = PRAGMA_ERR_INIT;
 	json_t *res = NULL, *perf_req = NULL;
@@ -629,8 +527,16 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 	if (m)
 		kind = pragma_pmu_classify(m->vendor, m->family, m->model);
 
-	if (pragma_build_cached(o->kernel_src, &bo, &so, err) < 0)
-		goto out;
+	{
+		/* The very build the Verifier checked: same backend, flags, jail
+		 * (so the build cache hands back the same object). */
+		struct pragma_backend_build bb = { .flags = o->flags, .confine = !o->no_sandbox };
+		int lk = pragma_measure_lock(PRAGMA_LOCK_SHARED, "compile a kernel");
+		int br = pragma_backend_cpu.build(o->kernel_src, &bb, &so, NULL, err);
+		pragma_measure_unlock(lk);
+		if (br < 0)
+			goto out;
+	}
 	/* OpenMP and friends initialize before the sandbox, as in verification. */
 	if (pragma_symbols_read(so.data, &syms, &e) == 0)
 		pragma_symbols_preload(&syms, preload, 16);
@@ -693,8 +599,20 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 			pragma_perf_derive(kind, ans, p->threads, p);
 		}
 	}
+	if (o->time_ms > 0) {
+		/* The timing session measured this build side by side with the
+		 * baseline: the roofline uses that time, so the fraction shown
+		 * matches the time shown. A profiled run far off it (counters,
+		 * another process's placement, a busy machine) is said. */
+		double r = median / o->time_ms;
+		pragma_profile_note(p, "roofline: from the timing session's %.4g ms; this profiled run's median was %.4g ms%s",
+				    o->time_ms, median,
+				    r > 1.3 || r < 0.77 ? " — far from it, so rates derived from this run (busy cores, "
+							  "counters per call) may not describe the timed kernel"
+							: "");
+	}
 	if (mask & PRAGMA_COL_ROOFLINE)
-		pragma_roofline(o->task->flops, o->task->bytes, median, m, p);
+		pragma_roofline(o->task->flops, o->task->bytes, o->time_ms > 0 ? o->time_ms : median, m, p);
 	{
 		/* static, sim and mca all read this one build's code */
 		struct code_ev ev = { PRAGMA_BUF_INIT, "", PRAGMA_BUF_INIT };

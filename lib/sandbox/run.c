@@ -214,6 +214,17 @@ static int write_request(const struct pragma_run_opts *o, const char *mode, stru
 		pragma_err_set(err, PRAGMA_E_INTERNAL, "cannot build the harness request");
 		goto out;
 	}
+	/* A collector's members (perf counters, the profiler's switches). */
+	if (json_is_object(o->request)) {
+		const char *k;
+		json_t *v;
+		json_object_foreach(o->request, k, v) {
+			if (json_is_object(v) && json_is_object(json_object_get(req, k)))
+				json_object_update(json_object_get(req, k), v);
+			else
+				json_object_set(req, k, v);
+		}
+	}
 	if (o->steps) {
 		json_t *st = json_array();
 		for (int i = 0; i < o->n_steps; i++) {
@@ -363,25 +374,81 @@ static void sweep_kmp_registrations(void)
 	closedir(d);
 }
 
-/* The harness binary: the caller's (the CUDA harness), else pragma-harness. */
-static int harness_for(const struct pragma_run_opts *o, struct pragma_buf *out, struct pragma_err *err)
+#define MAX_ENV 16
+#define MAX_ARGV 48
+
+/* The command line: the wrapper's argv, the backend's harness, the request. */
+static int harness_argv(const struct pragma_run_opts *o, struct pragma_buf *harness, const char *req,
+			const char **argv, struct pragma_err *err)
 {
-	if (!o->harness)
-		return pragma_harness_path(out, err);
-	pragma_buf_reset(out);
-	pragma_buf_adds(out, o->harness);
+	const struct pragma_backend *b = pragma_backend_or_default(o->backend);
+	int n = 0;
+
+	if (b->harness(harness, err) < 0)
+		return -1;
+	for (int i = 0; o->wrapper && o->wrapper[i]; i++) {
+		if (n >= MAX_ARGV - 3)
+			return pragma_err_set(err, PRAGMA_E_INTERNAL, "the harness wrapper has too many arguments");
+		argv[n++] = o->wrapper[i];
+	}
+	argv[n++] = harness->data;
+	argv[n++] = req;
+	argv[n] = NULL;
 	return 0;
 }
 
 static void child_env(const struct pragma_run_opts *o, struct pragma_buf *omp, const char **env)
 {
+	const struct pragma_backend *b = pragma_backend_or_default(o->backend);
+	int n = 0;
+
 	pragma_buf_reset(omp);
 	pragma_buf_addf(omp, "OMP_NUM_THREADS=%d", o->threads > 0 ? o->threads : pragma_usable_cores());
-	env[0] = omp->data;
-	env[1] = "OMP_PROC_BIND=false";
-	env[2] = "LD_PRELOAD";   /* unset: the baseline's tcmalloc is not the candidate's business */
-	env[3] = "MALLOC_PERTURB_";
-	env[4] = NULL;
+	env[n++] = omp->data;
+	env[n++] = "OMP_PROC_BIND=false";
+	env[n++] = "LD_PRELOAD";   /* unset: the baseline's tcmalloc is not the candidate's business */
+	env[n++] = "MALLOC_PERTURB_";
+	for (int i = 0; b->env && b->env[i] && n < MAX_ENV - 1; i++)
+		env[n++] = b->env[i];
+	env[n] = NULL;
+}
+
+/* The limits of a sandboxed run: the caller's, else the backend's. */
+static const struct pragma_rlimits *run_limits(const struct pragma_run_opts *o, struct pragma_rlimits *lim)
+{
+	if (o->limits)
+		return o->limits;
+	if (!o->sandbox)
+		return NULL;
+	pragma_backend_or_default(o->backend)->limits(o, lim);
+	return lim;
+}
+
+/* The harness's answer in its stdout: the first line, or with a wrapper
+ * (whose own lines come first) the first line that is a JSON object. */
+static json_t *find_answer(const struct pragma_run_opts *o, const struct pragma_buf *out)
+{
+	const char *p = out->data;
+
+	while (p && *p) {
+		size_t k = strcspn(p, "\n");
+		json_error_t jerr;
+		json_t *a = json_loadb(p, k, 0, &jerr);
+		if (json_is_object(a) || !o->wrapper)
+			return a;
+		json_decref(a);
+		p = p[k] ? p + k + 1 : NULL;
+	}
+	return NULL;
+}
+
+static void take_log(struct pragma_run_result *r, const struct pragma_child *c)
+{
+	size_t n = c->err.len < sizeof(r->log) - 1 ? c->err.len : sizeof(r->log) - 1;
+
+	memcpy(r->log, c->err.data, n);
+	r->log[n] = '\0';
+	r->log_truncated = c->err_truncated || n < c->err.len;
 }
 
 int pragma_run_kernel(const struct pragma_run_opts *o, struct pragma_run_result *r, struct pragma_err *err)
@@ -389,28 +456,21 @@ int pragma_run_kernel(const struct pragma_run_opts *o, struct pragma_run_result 
 	struct pragma_buf req_path = PRAGMA_BUF_INIT, harness = PRAGMA_BUF_INIT, omp = PRAGMA_BUF_INIT;
 	struct pragma_child c = PRAGMA_CHILD_INIT;
 	struct pragma_rlimits lim;
-	const char *argv[3];
-	const char *env[6];
+	const char *argv[MAX_ARGV];
+	const char *env[MAX_ENV];
 	json_t *ans = NULL;
 	int ret = -1;
 
 	memset(r, 0, sizeof(*r));
 	r->syscall_nr = -1;
-	if (write_request(o, o->time_mode ? "time" : "run", &req_path, err) < 0 || harness_for(o, &harness, err) < 0)
+	if (write_request(o, o->time_mode ? "time" : "run", &req_path, err) < 0 ||
+	    harness_argv(o, &harness, req_path.data, argv, err) < 0)
 		goto out;
-	argv[0] = harness.data;
-	argv[1] = req_path.data;
-	argv[2] = NULL;
 	child_env(o, &omp, env);
 	c.argv = argv;
 	c.env = env;
 	c.timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 60000;
-	if (o->limits) {
-		c.limits = o->limits;
-	} else if (o->sandbox) {
-		pragma_run_default_limits(o, &lim);
-		c.limits = &lim;
-	}
+	c.limits = run_limits(o, &lim);
 	c.out_cap = 1 << 20;
 	c.err_cap = 64 << 10;
 	if (pragma_child_run(&c, err) < 0)
@@ -420,13 +480,10 @@ int pragma_run_kernel(const struct pragma_run_opts *o, struct pragma_run_result 
 	r->user_s = c.usage.ru_utime.tv_sec + c.usage.ru_utime.tv_usec / 1e6;
 	r->sys_s = c.usage.ru_stime.tv_sec + c.usage.ru_stime.tv_usec / 1e6;
 
-	/* The first line is the answer (a kernel's own prints went to stderr). */
-	{
-		size_t n = strcspn(c.out.data, "\n");
-		json_error_t jerr;
-		ans = json_loadb(c.out.data, n, 0, &jerr);
-	}
+	/* The answer (a kernel's own prints went to stderr). */
+	ans = find_answer(o, &c.out);
 	pragma_buf_rtrim(&c.err);
+	take_log(r, &c);
 	if (c.timed_out) {
 		take_death(r, &c, NULL);
 	} else if (ans && json_is_object(ans)) {
@@ -465,8 +522,8 @@ struct pragma_run_server {
 	struct pragma_child c;
 	struct pragma_rlimits lim;
 	struct pragma_buf harness, req_path, omp, in;
-	const char *argv[3];
-	const char *env[6];
+	const char *argv[MAX_ARGV];
+	const char *env[MAX_ENV];
 	int to, from;
 	int dead;
 };
@@ -604,24 +661,18 @@ int pragma_run_serve_start(const struct pragma_run_opts *o, struct pragma_run_se
 	pragma_buf_init(&s->in);
 	s->c = (struct pragma_child)PRAGMA_CHILD_INIT;
 	s->to = s->from = -1;
-	if (write_request(&so, "serve", &s->req_path, err) < 0 || harness_for(o, &s->harness, err) < 0)
+	if (write_request(&so, "serve", &s->req_path, err) < 0 ||
+	    harness_argv(o, &s->harness, s->req_path.data, s->argv, err) < 0)
 		goto fail;
-	s->argv[0] = s->harness.data;
-	s->argv[1] = s->req_path.data;
-	s->argv[2] = NULL;
 	child_env(o, &s->omp, s->env);
 	s->c.argv = s->argv;
 	s->c.env = s->env;
 	s->c.inherit_err = 0;
-	if (o->limits) {
-		s->c.limits = o->limits;
-	} else if (o->sandbox) {
-		pragma_run_default_limits(&so, &s->lim);
+	s->c.limits = run_limits(&so, &s->lim);
+	if (s->c.limits == &s->lim)
 		/* A server lives for many rounds: the CPU cap follows the
 		 * caller's overall deadline, not one run's. */
 		s->lim.cpu_seconds = 0;
-		s->c.limits = &s->lim;
-	}
 	if (pragma_child_start(&s->c, &s->to, &s->from, err) < 0)
 		goto fail;
 	if (!serve_answer(s, o->timeout_ms > 0 ? o->timeout_ms : 60000, r)) {

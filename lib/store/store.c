@@ -39,7 +39,7 @@ static const struct col attempt_cols[] = {
 	{ "tunables", C_JSON }, { "compile_log", C_TEXT }, { "time_ms", C_REAL }, { "time_stats", C_JSON },
 	{ "speedup", C_REAL }, { "speedup_spread", C_JSON }, { "metrics", C_JSON }, { "diagnosis", C_JSON },
 	{ "conductor", C_JSON }, { "coder_reply", C_TEXT }, { "is_best", C_INT }, { "durations", C_JSON },
-	{ "round", C_JSON }, { NULL, 0 },
+	{ "round", C_JSON }, { "baseline_ms", C_REAL }, { "vs_best", C_JSON }, { "timing", C_JSON }, { NULL, 0 },
 };
 
 static const struct col suite_cols[] = {
@@ -174,6 +174,10 @@ static int store_open(struct pragma_store **out, const char *path, int shard, in
 			sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 		}
 	}
+	/* One timing story per attempt: the baseline and the best in its session. */
+	sqlite3_exec(s->db, "ALTER TABLE attempts ADD COLUMN baseline_ms REAL", NULL, NULL, NULL);
+	sqlite3_exec(s->db, "ALTER TABLE attempts ADD COLUMN vs_best TEXT", NULL, NULL, NULL);
+	sqlite3_exec(s->db, "ALTER TABLE attempts ADD COLUMN timing TEXT", NULL, NULL, NULL);
 	*out = s;
 	return 0;
 }

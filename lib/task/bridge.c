@@ -159,9 +159,22 @@ int pragma_bridge_run(const char *const *args, int threads, int timeout_ms, json
 		      struct pragma_err *err)
 {
 	struct pragma_buf script = PRAGMA_BUF_INIT;
+	int ret;
+
+	*out = NULL;
+	if (pragma_data_path("bridge/pragma_bridge.py", &script, err) < 0)
+		return -1;
+	ret = pragma_bridge_run_script(script.data, args, threads, timeout_ms, out, err);
+	pragma_buf_release(&script);
+	return ret;
+}
+
+int pragma_bridge_run_script(const char *script, const char *const *args, int threads, int timeout_ms, json_t **out,
+			     struct pragma_err *err)
+{
 	struct pragma_child c = PRAGMA_CHILD_INIT;
 	struct bridge_wait w = { .progress = -1 };
-	const char *argv[64];
+	const char *argv[200];
 	char what[200], phase[160];
 	json_error_t jerr;
 	json_t *o = NULL;
@@ -183,11 +196,9 @@ int pragma_bridge_run(const char *const *args, int threads, int timeout_ms, json
 	default:
 		break;
 	}
-	if (pragma_data_path("bridge/pragma_bridge.py", &script, err) < 0)
-		return -1;
 	argv[n++] = pragma_bridge_python();
-	argv[n++] = script.data;
-	for (int i = 0; args[i] && n < 62; i++)
+	argv[n++] = script;
+	for (int i = 0; args[i] && n < 198; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	bridge_what(args, what, sizeof(what));
@@ -243,7 +254,6 @@ out:
 		pragma_progress_end(w.progress);
 	json_decref(o);
 	pragma_child_release(&c);
-	pragma_buf_release(&script);
 	return ret;
 }
 

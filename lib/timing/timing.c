@@ -1,4 +1,3 @@
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,38 +68,13 @@ static int baseline_pytorch(const struct pragma_task *t, const struct pragma_ref
 			    const struct pragma_timing_opts *o, int threads, uint64_t flush, struct pragma_baseline *b,
 			    struct pragma_err *err)
 {
-	struct pragma_buf dirs = PRAGMA_BUF_INIT;
-	char warm[16], reps[16], thr[16], fl[32];
-	const char *args[64];
+	struct pragma_bridge_args a;
 	json_t *res = NULL, *times, *v;
 	size_t i;
-	int n = 0, ret = -1;
+	int ret = -1;
 
-	for (int s = 0; s < n_sets; s++)
-		pragma_buf_addf(&dirs, "%s%s", s ? "," : "", sets[s].dir);
-	snprintf(warm, sizeof(warm), "%d", o->warmup);
-	snprintf(reps, sizeof(reps), "%d", o->reps);
-	snprintf(thr, sizeof(thr), "%d", threads);
-	snprintf(fl, sizeof(fl), "%" PRIu64, flush);
-	args[n++] = "time";
-	args[n++] = t->path;
-	args[n++] = "--data";
-	args[n++] = dirs.data;
-	args[n++] = "--warmup";
-	args[n++] = warm;
-	args[n++] = "--reps";
-	args[n++] = reps;
-	args[n++] = "--threads";
-	args[n++] = thr;
-	args[n++] = o->cold ? "--cold" : "--warm";
-	args[n++] = "--flush-bytes";
-	args[n++] = fl;
-	for (int k = 0; k < t->n_overrides && n < 60; k++) {
-		args[n++] = "--set";
-		args[n++] = t->overrides[k];
-	}
-	args[n] = NULL;
-	if (pragma_bridge_run(args, threads, 1800000, &res, err) < 0)
+	pragma_bridge_time_args(&a, t, sets, n_sets, o->warmup, o->reps, threads, o->cold, flush, 0);
+	if (pragma_bridge_run(a.argv, threads, 1800000, &res, err) < 0)
 		goto out;
 	times = json_object_get(res, "times_ms");
 	b->n_times = (int)json_array_size(times);
@@ -114,7 +88,7 @@ static int baseline_pytorch(const struct pragma_task *t, const struct pragma_ref
 	ret = 0;
 out:
 	json_decref(res);
-	pragma_buf_release(&dirs);
+	pragma_bridge_args_release(&a);
 	return ret;
 }
 
@@ -128,8 +102,13 @@ static int baseline_native(const struct pragma_task *t, const struct pragma_refs
 	int ret = -1;
 
 	pragma_buf_addf(&src, "%s/%s", t->path, t->has_baseline_c ? "baseline.c" : "reference.c");
-	if (pragma_build_cached(src.data, NULL, &so, err) < 0)
+	if (pragma_build_cached(src.data, NULL, &so, err) < 0) {
+		/* The task's own code does not build: a malformed task. */
+		if (err->kind == PRAGMA_E_NEGATIVE)
+			err->kind = PRAGMA_E_INPUT;
+		pragma_err_prefix(err, "building the task's %s", t->has_baseline_c ? "baseline.c" : "reference.c");
 		goto out;
+	}
 	if (pragma_cache_dir(&cache, err) < 0 || pragma_mkdtemp(cache.data, "run-", &work, err) < 0)
 		goto out;
 	ro.kernel_so = so.data;
@@ -181,8 +160,10 @@ int pragma_baseline_measure(const struct pragma_task *t, const struct pragma_ref
 	memset(b, 0, sizeof(*b));
 	if (o->reps < 1 || o->warmup < 0)
 		return pragma_err_set(err, PRAGMA_E_INPUT, "timing needs reps >= 1 and warmup >= 0");
+	int lk = pragma_measure_lock(PRAGMA_LOCK_EXCLUSIVE, "time the baseline");
 	ret = t->kind == PRAGMA_TASK_KERNELBENCH ? baseline_pytorch(t, sets, n_sets, o, threads, flush, b, err)
 						 : baseline_native(t, sets, n_sets, o, threads, flush, b, err);
+	pragma_measure_unlock(lk);
 	if (ret < 0)
 		return -1;
 	pragma_stats_compute(b->times_ms, b->n_times, &b->stats);

@@ -83,9 +83,10 @@ void pragma_verdict_init(struct pragma_verdict *v)
 static void timing_release(struct pragma_vtiming *t)
 {
 	free(t->times_ms);
-	free(t->round_median);
+	free(t->round_min);
 	free(t->round_delay);
 	free(t->round_count);
+	free(t->round_session);
 }
 
 void pragma_verdict_release(struct pragma_verdict *v)
@@ -229,22 +230,30 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 						     text(v->work_dir, strlen(v->work_dir))));
 	if (v->timed && v->cand.stats.count) {
 		json_t *ratios = json_array();
-		json_object_set_new(o, "time_ms", pragma_stats_json(&v->cand.stats));
-		if (v->base.stats.count)
-			json_object_set_new(o, "baseline_ms", pragma_stats_json(&v->base.stats));
+		json_t *tm = pragma_stats_json(&v->cand.stats);
+		json_object_set_new(tm, "estimate", num(v->cand.estimate_ms));
+		json_object_set_new(o, "time_ms", tm);
+		if (v->base.stats.count) {
+			json_t *bm = pragma_stats_json(&v->base.stats);
+			json_object_set_new(bm, "estimate", num(v->base.estimate_ms));
+			json_object_set_new(o, "baseline_ms", bm);
+		}
 		json_object_set_new(o, "baseline", json_pack("{s:s, s:O}", "kind", v->baseline_kind, "config",
 							    v->baseline_config ? v->baseline_config : json_null()));
 		for (int r = 0; r < v->cand.n_rounds && r < v->base.n_rounds; r++)
-			json_array_append_new(ratios, num(v->cand.round_median[r] > 0 ?
-								  v->base.round_median[r] / v->cand.round_median[r] :
-								  NAN));
+			json_array_append_new(ratios, num(v->cand.round_min[r] > 0 ? v->base.round_min[r] / v->cand.round_min[r] :
+										   NAN));
 		{
 			json_t *cr = json_array(), *br = json_array();
 			for (int r = 0; r < v->cand.n_rounds; r++)
-				json_array_append_new(cr, num(v->cand.round_median[r]));
+				json_array_append_new(cr, num(v->cand.round_min[r]));
 			for (int r = 0; r < v->base.n_rounds; r++)
-				json_array_append_new(br, num(v->base.round_median[r]));
-			json_object_set_new(o, "round_medians_ms", json_pack("{s:o, s:o}", "candidate", cr, "baseline", br));
+				json_array_append_new(br, num(v->base.round_min[r]));
+			json_object_set_new(o, "round_minima_ms", json_pack("{s:o, s:o}", "candidate", cr, "baseline", br));
+			json_t *rs = json_array();
+			for (int r = 0; r < v->cand.n_rounds && v->cand.round_session; r++)
+				json_array_append_new(rs, json_integer(v->cand.round_session[r]));
+			json_object_set_new(o, "round_sessions", rs);
 			cr = json_array();
 			br = json_array();
 			for (int i = 0; i < v->cand.n_times; i++)
@@ -254,14 +263,16 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 			json_object_set_new(o, "samples_ms", json_pack("{s:o, s:o}", "candidate", cr, "baseline", br));
 		}
 		json_object_set_new(o, "interference",
-				    json_pack("{s:i, s:f, s:f, s:i, s:i, s:i}", "retried_rounds", v->retried_rounds,
+				    json_pack("{s:i, s:f, s:f, s:i, s:i, s:i, s:b}", "retried_rounds", v->retried_rounds,
 					      "worst_run_delay_share", v->worst_disturbance, "waited_for_quiet_ms", v->waited_ms,
 					      "rounds_made", v->rounds_made, "rounds_clean", v->rounds_clean, "rounds_used",
-					      v->rounds_used));
+					      v->rounds_used, "busy", v->busy));
 		json_object_set_new(o, "speedup", v->speedup > 0 ? json_real(v->speedup) : json_null());
 		json_object_set_new(o, "speedup_spread",
-				    json_pack("{s:o, s:o, s:o, s:o, s:o}", "min", num(v->speedup_min), "q1",
-					      num(v->speedup_q1), "q3", num(v->speedup_q3), "max", num(v->speedup_max),
+				    json_pack("{s:o, s:o, s:s, s:o}", "lo", num(v->speedup_lo), "hi", num(v->speedup_hi),
+					      "method",
+					      "95% interval, paired bootstrap over rounds of the ratio of the estimates (median "
+					      "of each round's fastest call)",
 					      "rounds", ratios));
 		json_object_set_new(o, "gbs", v->gbs > 0 ? json_real(v->gbs) : json_null());
 		json_object_set_new(o, "gflops", v->gflops > 0 ? json_real(v->gflops) : json_null());

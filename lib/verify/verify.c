@@ -18,7 +18,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "pragma/cuda.h"
 #include "pragma/fs.h"
 #include "pragma/hash.h"
 #include "pragma/log.h"
@@ -125,7 +124,7 @@ void vdescribe(char *out, size_t len, int k, int set, const struct pragma_tensor
 			 k, what, set, cmp->norm_err, cmp->atol_eff, idx, g, w);
 }
 
-void vfrom_run(struct pragma_verdict *v, const struct pragma_run_result *r, const char *when)
+void pragma_verdict_from_run(struct pragma_verdict *v, const struct pragma_run_result *r, const char *when)
 {
 	enum pragma_vstatus s = pragma_vstatus_from_name(r->status);
 
@@ -480,7 +479,7 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	struct pragma_buf src = PRAGMA_BUF_INIT, so = PRAGMA_BUF_INIT;
 	struct pragma_flags flags = PRAGMA_FLAGS_INIT;
 	struct pragma_symbols syms = PRAGMA_SYMBOLS_INIT;
-	struct pragma_build_opts bo = { 0 };
+	struct pragma_backend_build bo = { 0 };
 	struct pragma_run_opts ro = { 0 };
 	struct pragma_run_result rr = { 0 };
 	struct pragma_run_step *steps = NULL;
@@ -488,10 +487,8 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	struct vctx c = { 0 };
 	uint64_t seeds[64];
 	char ll_why[160];
-	int ret = -1, n_steps = 0;
-	/* CUDA backend (issue 8): nvcc, the CUDA import list, the CUDA harness. */
-	int cuda = o.backend == PRAGMA_BACKEND_CUDA;
-	struct pragma_buf cuda_harness = PRAGMA_BUF_INIT;
+	int ret = -1, n_steps = 0, xlk = -1;
+	const struct pragma_backend *b = pragma_backend_or_default(o.backend);
 
 	double t_start = mono_ms();
 
@@ -499,6 +496,7 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	c.t = t;
 	c.o = &o;
 	c.v = v;
+	c.b = b;
 	c.n_sets = o.n_sets > 0 ? o.n_sets : PRAGMA_DEFAULT_SETS;
 	c.atol = o.atol >= 0 ? o.atol : t->atol;
 	c.rtol = o.rtol >= 0 ? o.rtol : t->rtol;
@@ -524,12 +522,7 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 		goto done;
 
 	/* 2. Flags: the kernel's own "// pragma:flags" lines, then the caller's. */
-	if (cuda ? pragma_nvcc_flags_from_source(&flags, src.data, src.len,
-						 pragma_cuda_fast_math_allowed(c.atol, c.rtol), &e2) < 0 ||
-			   (o.flags && pragma_nvcc_flags_add(&flags, o.flags, pragma_cuda_fast_math_allowed(c.atol, c.rtol),
-							     &e2) < 0)
-		 : pragma_flags_from_source(&flags, src.data, src.len, &e2) < 0 ||
-			   (o.flags && pragma_flags_add(&flags, o.flags, &e2) < 0)) {
+	if (b->flags(&flags, src.data, src.len, o.flags, c.atol, c.rtol, &e2) < 0) {
 		vreject(v, PRAGMA_V_FORBIDDEN_FLAG, "%s", e2.msg);
 		goto done;
 	}
@@ -542,17 +535,13 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	bo.compiler = o.compiler;
 	bo.flags = pragma_flags_argv(&flags);
 	bo.confine = !o.no_compile_jail;
-	snprintf(v->compiler, sizeof(v->compiler), "%s",
-		 pragma_compiler_version(o.compiler ? o.compiler :
-				         getenv("PRAGMA_CC") && *getenv("PRAGMA_CC") ? getenv("PRAGMA_CC") : "gcc"));
+	snprintf(v->compiler, sizeof(v->compiler), "%s", b->compiler_version(o.compiler));
 	v->compile_jailed = bo.confine && pragma_landlock_abi(NULL, 0) > 0;
-	if (cuda)
-		snprintf(v->compiler, sizeof(v->compiler), "%s", pragma_cuda_compiler_version());
+	/* Builds overlap one another, never a measurement. */
+	int blk = pragma_measure_lock(PRAGMA_LOCK_SHARED, "compile a kernel");
 	double t_build = mono_ms();
-	int built = cuda ? pragma_cuda_build_cached(kernel_path,
-					    &(struct pragma_cuda_build_opts){ .flags = bo.flags, .confine = bo.confine }, &so,
-					    &v->compile_log, &e2)
-		 : pragma_build_cached_log(kernel_path, &bo, &so, &v->compile_log, &e2);
+	int built = b->build(kernel_path, &bo, &so, &v->compile_log, &e2);
+	pragma_measure_unlock(blk);
 	v->compile_ms = mono_ms() - t_build;
 	if (built < 0) {
 		if (e2.kind != PRAGMA_E_NEGATIVE) {
@@ -568,8 +557,7 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 		goto done;
 
 	/* 4. What it imports, before anything runs. */
-	if (pragma_symbols_read(so.data, &syms, &e2) < 0 ||
-	    (cuda ? pragma_cuda_symbols_check(so.data, &e2) : pragma_symbols_check(&syms, &e2)) < 0) {
+	if (b->check_imports(so.data, &syms, &e2) < 0) {
 		if (e2.kind != PRAGMA_E_NEGATIVE) {
 			*err = e2;
 			goto out;
@@ -579,30 +567,20 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	}
 	/* Constructors run at dlopen, inside the sandbox. Without Landlock
 	 * that sandbox still lets files be opened at that point, so refuse
-	 * them there (gcc's own frame_dummy is one entry; nvcc adds the fat
-	 * binary's registration). */
-	if (!o.no_sandbox && pragma_landlock_abi(ll_why, sizeof(ll_why)) == 0 && syms.init_entries > 1 + cuda) {
+	 * them there (beyond the entries the backend's toolchain makes). */
+	if (!o.no_sandbox && pragma_landlock_abi(ll_why, sizeof(ll_why)) == 0 && syms.init_entries > b->init_entries) {
 		vreject(v, PRAGMA_V_LINK_FORBIDDEN,
 			"the kernel has constructors (%d init entries), and without Landlock (%s) they cannot be "
 			"confined; remove __attribute__((constructor))",
 			syms.init_entries, ll_why);
 		goto done;
 	}
-	pragma_symbols_preload(&syms, c.preload, 16);
-	if (cuda) {
-		/* The C++ runtime nvcc's host code needs; then a device, or stop
-		 * here with what the static checks found (exit 3, not a rejection). */
-		int i = 0;
-		for (; i < 15 && pragma_cuda_preload()[i]; i++)
-			c.preload[i] = pragma_cuda_preload()[i];
-		c.preload[i] = NULL;
-		if (pragma_cuda_require_device(&e2) < 0) {
-			vreject(v, PRAGMA_V_NO_DEVICE, "%s", e2.msg);
-			goto done;
-		}
-		if (pragma_cuda_harness_path(&cuda_harness, err) < 0)
-			goto out;
-		c.harness = cuda_harness.data;
+	b->preload(&syms, c.preload, 16);
+	/* A place to run it, or stop here with what the static checks found
+	 * (exit 3, not a rejection). */
+	if (b->require(&e2) < 0) {
+		vreject(v, PRAGMA_V_NO_DEVICE, "%s", e2.msg);
+		goto done;
 	}
 
 	/* 5. Reference data. */
@@ -635,11 +613,8 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	ro.settle_us = 2000;
 	ro.final_settle_ms = 20;
 	ro.preload = c.preload;
-	if (cuda) {
-		ro.harness = c.harness;
-		pragma_cuda_run_limits(&ro, &c.cuda_limits);
-		ro.limits = ro.sandbox ? &c.cuda_limits : NULL;
-	}
+	ro.backend = b;
+	xlk = pragma_measure_lock(PRAGMA_LOCK_EXCLUSIVE, "verify a kernel");
 	if (pragma_run_kernel(&ro, &rr, err) < 0)
 		goto out;
 	take_sandbox(v, rr.sandbox);
@@ -662,7 +637,7 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 			pragma_err_hint(err, "run 'pragma doctor'; --no-sandbox runs unconfined (for debugging only)");
 			goto out;
 		}
-		vfrom_run(v, &rr, "");
+		pragma_verdict_from_run(v, &rr, "");
 		goto done;
 	}
 
@@ -701,12 +676,13 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 done:
 	ret = 0;
 out:
+	if (xlk >= 0)
+		pragma_measure_unlock(xlk);
 	if (c.work[0] && !o.keep && !o.work_dir)
 		pragma_rm_rf(c.work, NULL);
 	if (c.work[0] && !o.keep && !o.work_dir)
 		v->work_dir[0] = '\0';
 	pragma_run_result_release(&rr);
-	pragma_buf_release(&cuda_harness);
 	pragma_symbols_release(&syms);
 	pragma_flags_release(&flags);
 	pragma_buf_release(&src);

@@ -18,10 +18,7 @@ struct vctx {
 	double atol, rtol;
 	int threads;
 	double verify_wall_ms;       /* the verification run (15 calls and checks) */
-	/* CUDA backend (issue 8): the CUDA harness and its limits (no
-	 * address-space limit); NULL harness for C kernels. */
-	const char *harness;
-	struct pragma_rlimits cuda_limits;
+	const struct pragma_backend *b; /* the candidate's target */
 };
 
 /* Set the verdict (first one wins); returns 0 for `return vreject(...)`. */
@@ -45,8 +42,6 @@ int vcompare(const struct vctx *c, int k, const struct pragma_tensor *got, const
 void vdescribe(char *out, size_t len, int k, int set, const struct pragma_tensor *want, const struct pragma_cmp *cmp,
 	       const char *what);
 
-/* Map a failed harness run to the verdict. `when`: "" or " while timed". */
-void vfrom_run(struct pragma_verdict *v, const struct pragma_run_result *r, const char *when);
 
 /* The interleaved timing against the baseline, then the timed outputs and
  * the impossible-speed check (timecmp.c). */

@@ -27,7 +27,7 @@ err() { cat /tmp/e2e.err.$$; }
 # jcheck DESC PYTHON-EXPR: evaluates EXPR with j = the JSON on stdout of the last command
 jcheck() {
 	local desc=$1 expr=$2
-	if $PY -c "import json,sys; j=json.load(open('/tmp/e2e.out.$$')); sys.exit(0 if ($expr) else 1)" 2>/tmp/e2e.py.$$; then
+	if $PY -c "import json,sys,statistics; j=json.load(open('/tmp/e2e.out.$$')); sys.exit(0 if ($expr) else 1)" 2>/tmp/e2e.py.$$; then
 		ok "$desc"
 	else
 		bad "$desc: ($expr) is false"; head -c 1500 /tmp/e2e.out.$$ | sed 's/^/    /'; cat /tmp/e2e.py.$$

@@ -53,28 +53,6 @@ static int have_nvcc(void)
 	return pragma_cuda_toolkit_find(&tk, NULL) == 0;
 }
 
-/* ---- backends ---- */
-
-static void test_backend(void **state)
-{
-	enum pragma_backend b;
-	struct pragma_err err = PRAGMA_ERR_INIT;
-
-	(void)state;
-	assert_int_equal(pragma_backend_parse("cuda", &b, &err), 0);
-	assert_int_equal(b, PRAGMA_BACKEND_CUDA);
-	assert_int_equal(pragma_backend_parse("cpu", &b, &err), 0);
-	assert_int_equal(b, PRAGMA_BACKEND_CPU);
-	assert_int_equal(pragma_backend_parse("rocm", &b, &err), -1);
-	assert_int_equal(err.kind, PRAGMA_E_INPUT);
-	assert_non_null(strstr(err.hint, "cuda"));
-	assert_string_equal(pragma_backend_ext(PRAGMA_BACKEND_CUDA), ".cu");
-	assert_string_equal(pragma_backend_lang(PRAGMA_BACKEND_CUDA), "cuda");
-	assert_int_equal(pragma_backend_from_path("k/kernel.cu"), PRAGMA_BACKEND_CUDA);
-	assert_int_equal(pragma_backend_from_path("kernel.c"), PRAGMA_BACKEND_CPU);
-	assert_int_equal(pragma_backend_from_path("cu"), PRAGMA_BACKEND_CPU);
-}
-
 /* ---- flags ---- */
 
 static void test_flags_allowed(void **state)
@@ -597,7 +575,7 @@ static void test_harness_protocol(void **state)
 	ro.work_dir = work.data;
 	ro.timeout_ms = 60000;
 	ro.sandbox = 1;
-	ro.harness = h.data;
+	ro.backend = &pragma_backend_cuda;
 	ro.preload = pragma_cuda_preload();
 	pragma_cuda_run_limits(&ro, &lim);
 	assert_int_equal(lim.address_space, 0);
@@ -647,7 +625,7 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_backend),		 cmocka_unit_test(test_flags_allowed),
+		cmocka_unit_test(test_flags_allowed),
 		cmocka_unit_test(test_flags_refused),	 cmocka_unit_test(test_fast_math),
 		cmocka_unit_test(test_flags_text),	 cmocka_unit_test(test_ptxas_sm80),
 		cmocka_unit_test(test_ptxas_sm90),	 cmocka_unit_test(test_ptxas_old_multi_arch),

@@ -754,7 +754,9 @@ static void test_eval(void **state)
 	assert_int_equal(v.cand.stats.count, 6 * v.cand.n_rounds);
 	assert_int_equal(v.base.stats.count, 6 * v.base.n_rounds);
 	assert_true(v.speedup > 0);
-	assert_true(v.speedup_min <= v.speedup_max);
+	assert_true(v.speedup_lo <= v.speedup && v.speedup <= v.speedup_hi);
+	assert_true(v.cand.estimate_ms > 0 && v.base.estimate_ms > 0);
+	assert_true(fabs(v.speedup - v.base.estimate_ms / v.cand.estimate_ms) < 1e-9);
 	assert_string_equal(v.baseline_kind, "c-reference");
 	j = pragma_verdict_json(&v);
 	assert_non_null(json_object_get(j, "time_ms"));
