@@ -10,6 +10,7 @@
 #include "opts.h"
 #include "pragma/bridge.h"
 #include "pragma/build.h"
+#include "pragma/backend.h"
 #include "pragma/config.h"
 #include "pragma/cuda.h"
 #include "pragma/fs.h"
@@ -211,15 +212,19 @@ static void check_perf(struct report *r)
 	pragma_buf_release(&mca);
 }
 
-/* The GPU path (lib/cuda): nvcc, the CUDA harness, runtime, device, ncu
- * and counter permission, a CUDA torch. Optional: warn, never fail. */
-static void check_cuda(struct report *r)
+/* Each backend's own lines (the CUDA backend: nvcc, its harness, runtime,
+ * device, ncu and counter permission, a CUDA torch). Optional backends
+ * warn, never fail. */
+static void check_backends(struct report *r)
 {
-	struct pragma_cuda_check c[16];
-	int n = pragma_cuda_doctor(c, 16, 1);
+	const struct pragma_backend *const *all = pragma_backends();
+	struct pragma_check c[24];
 
-	for (int i = 0; i < n; i++)
-		check(r, c[i].name, c[i].level, 0, c[i].detail, c[i].hint);
+	for (int b = 0; all[b]; b++) {
+		int n = all[b]->doctor ? all[b]->doctor(c, 24) : 0;
+		for (int i = 0; i < n; i++)
+			check(r, c[i].name, c[i].level, 0, c[i].detail, c[i].hint);
+	}
 }
 
 /* The model: configured or not, and whether a client opens with it (a
@@ -343,7 +348,7 @@ int cmd_doctor(int argc, char **argv)
 	check_torch(&r);
 	check_sandbox(&r);
 	check_perf(&r);
-	check_cuda(&r);
+	check_backends(&r);
 	check_settings(&r);
 	check_llm(&r);
 	if (pragma_cache_dir(&cache, &e) == 0)

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "pragma/backend.h"
 #include "pragma/cuda.h"
 #include "pragma/machine.h"
 #include "pragma/timing.h"

@@ -74,9 +74,10 @@ void pragma_ratio_compute(const struct pragma_side_times *a, const struct pragma
 	r->margin = margin;
 	if (n <= 0)
 		return;
-	ra = malloc(sizeof(double) * (size_t)n);
-	rb = malloc(sizeof(double) * (size_t)n);
-	idx = malloc(sizeof(int) * (size_t)n);
+	/* A resample draws n_sess sessions, each of up to n rounds. */
+	ra = malloc(sizeof(double) * (size_t)n * (size_t)n);
+	rb = malloc(sizeof(double) * (size_t)n * (size_t)n);
+	idx = malloc(sizeof(int) * (size_t)n * (size_t)n);
 	first = malloc(sizeof(int) * (size_t)n);
 	count = malloc(sizeof(int) * (size_t)n);
 	boot = malloc(sizeof(double) * BOOTSTRAP);

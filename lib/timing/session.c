@@ -386,6 +386,18 @@ static void stop_side(struct ctx *x, int i)
 
 /* ---------------------------------------------------------------- rounds */
 
+/* Rounds every side finished (a kernel that failed mid-round leaves the
+ * sides before it one round ahead). */
+static int common_rounds(struct ctx *x)
+{
+	int n = x->sides[0].t.n_rounds;
+
+	for (int i = 1; i < x->n; i++)
+		if (x->sides[i].t.n_rounds < n)
+			n = x->sides[i].t.n_rounds;
+	return n;
+}
+
 static int round_clean(struct ctx *x, int r)
 {
 	for (int i = 0; i < x->n; i++)
@@ -464,7 +476,7 @@ static int one_round(struct ctx *x, int first_of_session, struct pragma_err *err
  * arrays). Returns the rounds kept. */
 static int select_rounds(struct ctx *x, struct pragma_side_times *out)
 {
-	int n = x->sides[0].t.n_rounds, clean = 0, keep_all;
+	int n = common_rounds(x), clean = 0, keep_all;
 
 	for (int r = 0; r < n; r++)
 		clean += round_clean(x, r);
