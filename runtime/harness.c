@@ -517,6 +517,11 @@ int main(int argc, char **argv)
 
 	if (argc >= 2 && !strcmp(argv[1], "confine"))
 		return harness_confine_main(argc, argv);
+	/* Who we are, for the parent's check before it trusts our answers. */
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("pragma-harness protocol %d\n", HARNESS_PROTOCOL);
+		return 0;
+	}
 	if (argc != 2) {
 		fprintf(stderr, "usage: pragma-harness REQUEST.json\n"
 				"       pragma-harness confine [--ro P|--rw P]... -- PROGRAM ARGS...\n");

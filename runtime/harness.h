@@ -24,6 +24,10 @@
 
 #include "pragma/err.h"
 
+/* The request/answer protocol's version (`pragma-harness --version`): the
+ * parent checks it before it trusts a harness's answers. */
+#define HARNESS_PROTOCOL 1
+
 struct harness_sandbox {
 	/* request */
 	int enabled;

@@ -30,7 +30,10 @@ static const char verify_usage[] =
 	"  --atol/--rtol   tolerance (default: the task's, per dtype)\n"
 	"  --timeout S     deadline for the harness run (default 60)\n"
 	"  --threads N     threads (default: all usable cores)\n"
-	"  --keep          keep the work directory (outputs, request, logs)\n"
+	"  --keep          keep the work directory and say where it is: the harness request, every\n"
+	"                  output of every pass, compile.log, harness.log (what the kernel printed),\n"
+	"                  verdict.json\n"
+	"  --work-dir DIR  use (and keep) DIR as the work directory\n"
 	"  --no-sandbox    no seccomp/Landlock (debugging only; the verdict says so)\n"
 	"  --backend B     cpu (C via gcc/clang) or cuda (CUDA C via nvcc, run on the GPU);\n"
 	"                  default: cuda for a .cu file, else cpu. Without a GPU a CUDA kernel is\n"
@@ -187,8 +190,9 @@ static void print_human(const struct pragma_verdict *v, const struct pragma_task
 	for (int i = 0; i < v->n_flags; i++)
 		printf(" %s", v->flags[i]);
 	printf(")\n");
-	printf("sandbox:   %s; seccomp %s; landlock %s\n", v->sandboxed ? "on" : "OFF", v->seccomp ? "on" : "off",
-	       v->landlock);
+	printf("sandbox:   %s; seccomp %s; landlock %s%s\n", v->sandboxed ? "on" : "OFF", v->seccomp ? "on" : "off",
+	       v->landlock,
+	       v->sandbox_unconfirmed ? " (as requested: the harness ended before it could confirm)" : "");
 	if (v->status != PRAGMA_V_OK)
 		return;
 	char tol[1024], bound[48] = "";
@@ -317,6 +321,10 @@ int verify_command(int argc, char **argv, int eval)
 		} else if (v.status != PRAGMA_V_OK) {
 			fprintf(stderr, "pragma: rejected: %s: %s\n", pragma_vstatus_name(v.status), v.message);
 			fprintf(stderr, "Hint: %s\n", pragma_vstatus_hint(v.status));
+			if (v.output.len)
+				fprintf(stderr, "--- what the kernel printed (first %zu bytes) ---\n%.*s\n",
+					v.output.len > 2000 ? (size_t)2000 : v.output.len,
+					(int)(v.output.len > 2000 ? 2000 : v.output.len), v.output.data);
 			if (v.status == PRAGMA_V_COMPILE_ERROR && v.compile_log.len)
 				fprintf(stderr, "--- compiler output ---\n%.*s\n",
 					(int)(v.compile_log.len > 8000 ? 8000 : v.compile_log.len), v.compile_log.data);
@@ -324,6 +332,8 @@ int verify_command(int argc, char **argv, int eval)
 			printf("status:    ok\n");
 		}
 	}
+	if (!o.json && v.work_dir[0] && (f.o.keep || f.o.work_dir))
+		fprintf(stderr, "kept:      %s (request, outputs, compile.log, harness.log, verdict.json)\n", v.work_dir);
 	/* No device is the environment's problem, not the kernel's (DESIGN 3.9). */
 	rc = v.status == PRAGMA_V_OK ? 0 : v.status == PRAGMA_V_NO_DEVICE ? 3 : 1;
 	json_decref(second);

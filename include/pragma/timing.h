@@ -34,7 +34,7 @@ struct pragma_baseline {
 	double *times_ms;
 	int n_times;
 	struct pragma_stats stats;
-	double estimate_ms;      /* from a timing session: the median of its round minima (0: none) */
+	double estimate_ms;      /* from a timing session: the median of its calls (0: none) */
 	json_t *config;          /* what ran: torch, BLAS, threads, allocator, compiler, protocol */
 };
 
@@ -86,7 +86,7 @@ const char *pragma_measure_lock_path(void);
 struct pragma_side_times {
 	double *times_ms;            /* every timed call */
 	int n_times;
-	double *round_min;           /* per round: the fastest call of the round */
+	double *round_median;        /* per round: the median of its calls (for reports) */
 	double *round_delay;         /* per round: share of its time lost to other processes */
 	int *round_count;            /* per round: timed calls */
 	int *round_session;          /* per round: the session (fresh processes) it belongs to */
@@ -101,7 +101,7 @@ struct pragma_side {
 	const char *const *preload;  /* libraries its harness loads before the sandbox */
 	/* out */
 	struct pragma_side_times t;
-	double estimate_ms;          /* the time estimate (pragma_estimate over its rounds) */
+	double estimate_ms;          /* the time estimate (pragma_estimate: the median of its calls) */
 	json_t *config;              /* the baseline: what ran (torch, BLAS, threads, protocol...) */
 	char note[512];              /* where the baseline ran, when not on the kernel's device */
 	int failed;                  /* a kernel that failed while timed: what its harness said */
@@ -162,21 +162,21 @@ void pragma_session_release(struct pragma_session *s);
 void pragma_side_release(struct pragma_side *sd);
 
 /* ---- estimates and comparisons (lib/timing/estimate.c) ----
- * Interference on a shared machine only ever adds time, so a side's time is
- * the median over rounds of each round's fastest call: the fastest call
- * of a round is the one least disturbed within it, the median over rounds
- * discards rounds disturbed as a whole (Chen & Revels, "Robust benchmarking
- * in noisy environments", 2016; bench/estimators.sh compares it with the
- * alternatives on this machine). A ratio of two sides is the ratio of their
- * estimates, so the numbers shown always divide to the ratio shown; its
- * interval is a paired bootstrap over rounds (rounds resampled together on
- * both sides, which were measured back to back). */
+ * A side's time is the median of its timed calls (bench/estimators.sh
+ * compares the median with minima, low quantiles, means and paired ratios
+ * on this machine; lib/timing/estimate.c says why the median). A ratio of
+ * two sides is the ratio of their medians, so the numbers shown always
+ * divide to the ratio shown; its 95% interval is a bootstrap that resamples
+ * sessions, then rounds within them, the same rounds on both sides (they
+ * were measured back to back). */
 
 /* The relative difference below which two kernels are "the same": a
  * kernel compared with itself must never come out faster or slower. */
 #define PRAGMA_SAME_MARGIN 0.03
 
 double pragma_estimate(const struct pragma_side_times *t);
+/* The median of v[0..n) (v is sorted in place); 0 when n is 0. */
+double pragma_median(double *v, int n);
 
 enum pragma_verdict_cmp { PRAGMA_CMP_SAME, PRAGMA_CMP_FASTER, PRAGMA_CMP_SLOWER };
 

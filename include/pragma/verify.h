@@ -123,13 +123,13 @@ struct pragma_verify_opts {
 struct pragma_vtiming {
 	double *times_ms;            /* the timed calls of the rounds kept, round after round */
 	int n_times;
-	double *round_min;           /* per round: its fastest call */
+	double *round_median;        /* per round: the median of its calls */
 	double *round_delay;         /* per round: share of its time lost to other processes */
 	int *round_count;            /* per round: timed calls */
 	int *round_session;          /* per round: its session of fresh processes */
 	int n_rounds;
 	struct pragma_stats stats;   /* over every call kept */
-	double estimate_ms;          /* the time shown: pragma_estimate() (median of the round minima) */
+	double estimate_ms;          /* the time shown: pragma_estimate() (the median of every call kept) */
 };
 
 /* One output's check in a verdict (worst input set). */
@@ -161,6 +161,8 @@ struct pragma_verdict {
 	int seccomp;
 	char landlock[160];          /* "abi 7" or "unavailable: ..." or "off (...)" */
 	int compile_jailed;
+	int sandbox_unconfirmed;     /* the harness ended before reporting: seccomp/landlock as requested */
+	struct pragma_buf output;    /* what the kernel printed (stdout and stderr), the first 8 KiB */
 	/* correctness */
 	double max_abs_err, max_rel_err;
 	double norm_err;             /* worst output's ||out - ref|| / ||ref|| */

@@ -151,7 +151,7 @@ static void session_opts(struct agents_run *R, struct pragma_session_opts *so, i
 }
 
 /* The session as stored with the attempt: protocol, interference, and
- * per side its estimate and round minima. */
+ * per side its estimate and round medians. */
 static json_t *session_json(const struct pragma_session *s, const struct pragma_side *sides, int n)
 {
 	json_t *j = json_pack("{s:O, s:i, s:i, s:i, s:i, s:f, s:b, s:[]}", "protocol", s->protocol ?: json_null(),
@@ -161,10 +161,10 @@ static json_t *session_json(const struct pragma_session *s, const struct pragma_
 	for (int i = 0; i < n; i++) {
 		json_t *rm = json_array();
 		for (int r = 0; r < sides[i].t.n_rounds; r++)
-			json_array_append_new(rm, json_real(sides[i].t.round_min[r]));
+			json_array_append_new(rm, json_real(sides[i].t.round_median[r]));
 		json_array_append_new(json_object_get(j, "sides"),
 				      json_pack("{s:s, s:f, s:o}", "label", sides[i].label, "estimate_ms",
-						sides[i].estimate_ms, "round_minima_ms", rm));
+						sides[i].estimate_ms, "round_medians_ms", rm));
 	}
 	return j;
 }

@@ -239,8 +239,8 @@ static void round_text(struct loop *L, struct pragma_buf *out)
 /* How the loop keeps its best, stated the same way everywhere. */
 static const char best_rule[] =
 	"How the best is kept: every correct attempt is timed in one session together with the baseline and the "
-	"current best (interleaved rounds of 5 calls per side, cold cache; a time is the median over rounds of "
-	"each round's fastest call). It replaces the best only when it is faster than the best by at least 3% "
+	"current best (interleaved rounds of 5 calls per side, cold cache; a time is the median of its calls). "
+	"It replaces the best only when it is faster than the best by at least 3% "
 	"and the 95% interval of that ratio lies above 1; otherwise the best stays and the difference is reported "
 	"as not distinguishable.";
 
@@ -889,7 +889,7 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		json_object_set_new(fields, "speedup", json_real(ev.speedup));
 		json_object_set_new(fields, "speedup_spread",
 				    json_pack("{s:f, s:f, s:s}", "lo", ev.vs_base.lo, "hi", ev.vs_base.hi, "method",
-					      "95% interval, paired bootstrap over the session's rounds"));
+					      "95% interval: a bootstrap over the session's sessions and rounds"));
 		if (ev.vs_best_n)
 			json_object_set_new(fields, "vs_best",
 					    json_pack("{s:i, s:f, s:f, s:f, s:s, s:f, s:f, s:b}", "attempt", ev.vs_best_n,
@@ -1261,8 +1261,8 @@ static json_t *summary(struct loop *L, const char *status, const struct agents_f
 		if (f) {
 			json_object_set_new(best, "speedup_spread",
 					    json_pack("{s:f, s:f, s:s}", "lo", f->speedup.lo, "hi", f->speedup.hi, "method",
-						      "95% interval, paired bootstrap over the final session's rounds of baseline "
-						      "and best"));
+						      "95% interval: a bootstrap over the final comparison's sessions and rounds "
+						      "of the baseline and the best"));
 			json_object_set_new(best, "final",
 					    json_pack("{s:f, s:f, s:i, s:i, s:i, s:f, s:b}", "time_ms", f->time_ms, "baseline_ms",
 						      f->base_ms, "rounds", f->rounds, "rounds_made", f->rounds_made,
@@ -1278,7 +1278,7 @@ static json_t *summary(struct loop *L, const char *status, const struct agents_f
 		} else {
 			json_object_set_new(best, "speedup_spread",
 					    json_pack("{s:f, s:f, s:s}", "lo", L->best.vs_base.lo, "hi", L->best.vs_base.hi,
-						      "method", "95% interval, paired bootstrap over its attempt's rounds"));
+						      "method", "95% interval: a bootstrap over its attempt's sessions and rounds"));
 		}
 	}
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:f, s:b, s:I}, s:s}", "run", R->run_id,

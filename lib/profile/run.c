@@ -512,6 +512,12 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 	p->bytes = o->task->bytes;
 	p->cores = pragma_usable_cores();
 	p->threads = o->threads > 0 ? o->threads : p->cores;
+	if (p->threads > p->cores) {
+		pragma_err_set(err, PRAGMA_E_INPUT, "%d threads, but this process may use %d cores", p->threads, p->cores);
+		pragma_err_hint(err, "--threads 1..%d (the default is all of them)", p->cores);
+		free(extra);
+		return -1;
+	}
 
 	/* The machine: vendor and model for the counters, cache geometry for
 	 * the simulator, measured peaks for the roofline (measured once and
@@ -528,12 +534,26 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 		kind = pragma_pmu_classify(m->vendor, m->family, m->model);
 
 	{
-		/* The very build the Verifier checked: same backend, flags, jail
+		/* The very build the Verifier checked: the source's own
+		 * "// pragma:flags" then the caller's, the same backend and jail
 		 * (so the build cache hands back the same object). */
-		struct pragma_backend_build bb = { .flags = o->flags, .confine = !o->no_sandbox };
-		int lk = pragma_measure_lock(PRAGMA_LOCK_SHARED, "compile a kernel");
-		int br = pragma_backend_cpu.build(o->kernel_src, &bb, &so, NULL, err);
-		pragma_measure_unlock(lk);
+		struct pragma_buf src = PRAGMA_BUF_INIT, extra_flags = PRAGMA_BUF_INIT;
+		struct pragma_flags fl = PRAGMA_FLAGS_INIT;
+		struct pragma_backend_build bb = { .confine = !o->no_sandbox };
+		int br = -1;
+		for (int i = 0; o->flags && o->flags[i]; i++)
+			pragma_buf_addf(&extra_flags, "%s%s", i ? " " : "", o->flags[i]);
+		if (pragma_read_file(o->kernel_src, &src, 16 << 20, err) == 0 &&
+		    pragma_backend_cpu.flags(&fl, src.data, src.len, extra_flags.len ? extra_flags.data : NULL,
+					     o->task->atol, o->task->rtol, err) == 0) {
+			int lk = pragma_measure_lock(PRAGMA_LOCK_SHARED, "compile a kernel");
+			bb.flags = pragma_flags_argv(&fl);
+			br = pragma_backend_cpu.build(o->kernel_src, &bb, &so, NULL, err);
+			pragma_measure_unlock(lk);
+		}
+		pragma_flags_release(&fl);
+		pragma_buf_release(&src);
+		pragma_buf_release(&extra_flags);
 		if (br < 0)
 			goto out;
 	}

@@ -377,6 +377,40 @@ static void sweep_kmp_registrations(void)
 #define MAX_ENV 16
 #define MAX_ARGV 48
 
+/* Is this pragma's harness? `HARNESS --version` must say so, once per
+ * path and process: a broken $PRAGMA_HARNESS is a configuration problem
+ * (exit 3), never a kernel's crash. */
+static int harness_check(const char *path, struct pragma_err *err)
+{
+	static char ok_path[4096];
+	const char *argv[] = { path, "--version", NULL };
+	struct pragma_child c = PRAGMA_CHILD_INIT;
+	char st[64];
+	int ret = -1;
+
+	if (!strcmp(ok_path, path))
+		return 0;
+	c.argv = argv;
+	c.timeout_ms = 30000;
+	c.out_cap = c.err_cap = 4096;
+	if (pragma_child_run(&c, err) < 0) {
+		pragma_err_prefix(err, "cannot start the harness %s", path);
+		goto out;
+	}
+	if (!c.exited || c.exit_code || strncmp(c.out.data, "pragma-", 7) || !strstr(c.out.data, " protocol ")) {
+		pragma_buf_rtrim(&c.err);
+		pragma_err_set(err, PRAGMA_E_ENV, "%s is not a working pragma harness: asked for its version it %s%s%.200s",
+			       path, pragma_child_status_str(&c, st, sizeof(st)), c.err.len ? ": " : "", c.err.data);
+		pragma_err_hint(err, "rebuild (cmake --build build), or unset PRAGMA_HARNESS / PRAGMA_CUDA_HARNESS");
+		goto out;
+	}
+	snprintf(ok_path, sizeof(ok_path), "%s", path);
+	ret = 0;
+out:
+	pragma_child_release(&c);
+	return ret;
+}
+
 /* The command line: the wrapper's argv, the backend's harness, the request. */
 static int harness_argv(const struct pragma_run_opts *o, struct pragma_buf *harness, const char *req,
 			const char **argv, struct pragma_err *err)
@@ -384,7 +418,7 @@ static int harness_argv(const struct pragma_run_opts *o, struct pragma_buf *harn
 	const struct pragma_backend *b = pragma_backend_or_default(o->backend);
 	int n = 0;
 
-	if (b->harness(harness, err) < 0)
+	if (b->harness(harness, err) < 0 || harness_check(harness->data, err) < 0)
 		return -1;
 	for (int i = 0; o->wrapper && o->wrapper[i]; i++) {
 		if (n >= MAX_ARGV - 3)
@@ -592,7 +626,8 @@ static int write_nosigpipe(int fd, const char *buf, size_t len)
 	return n == (ssize_t)len ? 0 : -1;
 }
 
-/* The server is gone or misbehaved: kill, reap, and say why in r. */
+/* The server is gone or misbehaved: kill, reap, and say why in r.
+ * timed_out: the deadline (ms) it missed, 0 when it did not. */
 static void serve_died(struct pragma_run_server *s, struct pragma_run_result *r, int timed_out)
 {
 	if (s->dead)
@@ -600,6 +635,9 @@ static void serve_died(struct pragma_run_server *s, struct pragma_run_result *r,
 	if (timed_out) {
 		pragma_child_kill(&s->c);
 		s->c.timed_out = 1;
+		/* A server's own wall time is its whole life: the deadline
+		 * it missed is the one to report. */
+		s->c.wall_ms = timed_out;
 	} else {
 		pragma_child_wait(&s->c, 5000);
 	}
@@ -620,7 +658,7 @@ static int serve_answer(struct pragma_run_server *s, int timeout_ms, struct prag
 
 	if (got <= 0) {
 		pragma_buf_release(&line);
-		serve_died(s, r, got < 0);
+		serve_died(s, r, got < 0 ? timeout_ms : 0);
 		return 0;
 	}
 	a = json_loadb(line.data, line.len, 0, &jerr);

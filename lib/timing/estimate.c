@@ -1,8 +1,19 @@
 /*
  * Estimates and comparisons of timed sides (include/pragma/timing.h): a
- * side's time is the median over rounds of each round's fastest call; two
- * sides compare by the ratio of their estimates, with a paired bootstrap
- * interval over their common rounds.
+ * side's time is the median of its timed calls; two sides compare by the
+ * ratio of their medians, with a bootstrap interval that resamples whole
+ * sessions, then whole rounds within them (a round's calls, and a
+ * session's rounds, share the machine's state: they are not independent).
+ *
+ * Why the median (bench/estimators.sh, on this project's shared 2-core
+ * machine at 6-8x load): the ratio of medians of the same kernel against
+ * itself spread 7.7% run to run; the ratio of the fastest calls 19.8%, of
+ * the medians of each round's fastest call 16.3%, of 10th percentiles
+ * 26.4%. Interference only adds time, but on a saturated machine the
+ * moments with every core free, which the fastest calls catch, come in
+ * some runs and not in others; interleaved rounds expose both sides to the
+ * same typical contention, which the median measures stably. On a quiet
+ * machine they all agree.
  */
 #include <math.h>
 #include <stdint.h>
@@ -21,8 +32,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median of v[0..n) (v is reordered). */
-static double median(double *v, int n)
+double pragma_median(double *v, int n)
 {
 	if (n <= 0)
 		return 0;
@@ -30,22 +40,15 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* The estimate from round minima v[0..n) (reordered). */
-static double estimate_of(double *v, int n)
-{
-	return median(v, n);
-}
-
 double pragma_estimate(const struct pragma_side_times *t)
 {
-	double *v;
-	double m;
+	double *v, m;
 
-	if (!t || t->n_rounds <= 0)
+	if (!t || t->n_times <= 0)
 		return 0;
-	v = malloc(sizeof(double) * (size_t)t->n_rounds);
-	memcpy(v, t->round_min, sizeof(double) * (size_t)t->n_rounds);
-	m = estimate_of(v, t->n_rounds);
+	v = malloc(sizeof(double) * (size_t)t->n_times);
+	memcpy(v, t->times_ms, sizeof(double) * (size_t)t->n_times);
+	m = pragma_median(v, t->n_times);
 	free(v);
 	return m;
 }
@@ -59,12 +62,23 @@ static uint64_t next(uint64_t *s)
 	return *s * 0x2545f4914f6cdd1dull;
 }
 
+/* Where each round's calls start in t->times_ms. */
+static int *round_offsets(const struct pragma_side_times *t, int n)
+{
+	int *off = malloc(sizeof(int) * (size_t)(n + 1));
+
+	off[0] = 0;
+	for (int r = 0; r < n; r++)
+		off[r + 1] = off[r] + t->round_count[r];
+	return off;
+}
+
 void pragma_ratio_compute(const struct pragma_side_times *a, const struct pragma_side_times *b, double margin,
 			  struct pragma_ratio *r)
 {
 	int n = a->n_rounds < b->n_rounds ? a->n_rounds : b->n_rounds;
-	double ea, eb, *ra, *rb, *boot;
-	int *idx, *first, *count, n_sess = 0;
+	int *first, *count, *oa, *ob, n_sess = 0, cap_a, cap_b;
+	double *ca, *cb, *boot, ea, eb;
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
 
 	memset(r, 0, sizeof(*r));
@@ -72,25 +86,20 @@ void pragma_ratio_compute(const struct pragma_side_times *a, const struct pragma
 	if (margin <= 0)
 		margin = PRAGMA_SAME_MARGIN;
 	r->margin = margin;
-	if (n <= 0)
+	ea = pragma_estimate(a);
+	eb = pragma_estimate(b);
+	r->ratio = ea > 0 ? eb / ea : 0;
+	r->lo = r->hi = r->ratio;
+	if (n <= 0 || !a->round_count || !b->round_count)
 		return;
-	/* A resample draws n_sess sessions, each of up to n rounds. */
-	ra = malloc(sizeof(double) * (size_t)n * (size_t)n);
-	rb = malloc(sizeof(double) * (size_t)n * (size_t)n);
-	idx = malloc(sizeof(int) * (size_t)n * (size_t)n);
+	r->rounds = n;
+	oa = round_offsets(a, n);
+	ob = round_offsets(b, n);
 	first = malloc(sizeof(int) * (size_t)n);
 	count = malloc(sizeof(int) * (size_t)n);
-	boot = malloc(sizeof(double) * BOOTSTRAP);
-	memcpy(ra, a->round_min, sizeof(double) * (size_t)n);
-	memcpy(rb, b->round_min, sizeof(double) * (size_t)n);
-	ea = estimate_of(ra, n);
-	eb = estimate_of(rb, n);
-	r->rounds = n;
-	r->ratio = ea > 0 ? eb / ea : 0;
-	/* Rounds come in sessions (runs of the same session's processes, in
-	 * order): a session shares where its processes' memory landed, so the
-	 * bootstrap resamples sessions, then rounds within each (two levels);
-	 * without sessions, rounds alone. */
+	/* Rounds come in sessions (runs of one session's processes, in
+	 * order): resample sessions, then rounds within each; without
+	 * sessions, rounds alone. */
 	for (int i = 0; i < n; i++) {
 		int s = a->round_session ? a->round_session[i] : 0;
 		if (i == 0 || s != (a->round_session ? a->round_session[i - 1] : 0)) {
@@ -99,27 +108,34 @@ void pragma_ratio_compute(const struct pragma_side_times *a, const struct pragma
 		}
 		count[n_sess - 1]++;
 	}
+	/* A resample draws n_sess sessions of up to n rounds of calls each. */
+	cap_a = n_sess * oa[n] + 1;
+	cap_b = n_sess * ob[n] + 1;
+	ca = malloc(sizeof(double) * (size_t)cap_a);
+	cb = malloc(sizeof(double) * (size_t)cap_b);
+	boot = malloc(sizeof(double) * BOOTSTRAP);
 	for (int k = 0; k < BOOTSTRAP; k++) {
-		int m = 0;
-		/* Resample the same rounds on both sides: they were measured back
-		 * to back and share the machine's state. */
+		int ma = 0, mb = 0;
 		for (int g = 0; g < n_sess; g++) {
 			int s = n_sess > 1 ? (int)(next(&seed) % (uint64_t)n_sess) : g;
-			for (int i = 0; i < count[s]; i++)
-				idx[m++] = first[s] + (int)(next(&seed) % (uint64_t)count[s]);
+			for (int i = 0; i < count[s]; i++) {
+				/* The same round on both sides: they were measured
+				 * back to back. */
+				int rd = first[s] + (int)(next(&seed) % (uint64_t)count[s]);
+				for (int c = oa[rd]; c < oa[rd + 1] && ma < cap_a; c++)
+					ca[ma++] = a->times_ms[c];
+				for (int c = ob[rd]; c < ob[rd + 1] && mb < cap_b; c++)
+					cb[mb++] = b->times_ms[c];
+			}
 		}
-		for (int i = 0; i < m; i++) {
-			ra[i] = a->round_min[idx[i]];
-			rb[i] = b->round_min[idx[i]];
-		}
-		double ma = estimate_of(ra, m), mb = estimate_of(rb, m);
-		boot[k] = ma > 0 ? mb / ma : 0;
+		double xa = pragma_median(ca, ma), xb = pragma_median(cb, mb);
+		boot[k] = xa > 0 ? xb / xa : 0;
 	}
 	qsort(boot, BOOTSTRAP, sizeof(double), cmp_double);
 	r->lo = boot[(int)(0.025 * (BOOTSTRAP - 1))];
 	r->hi = boot[(int)(0.975 * (BOOTSTRAP - 1) + 0.5)];
-	/* The interval of a statistic of few rounds can miss the point
-	 * estimate by a hair (ties); it always contains it. */
+	/* The interval of a median of few rounds can miss the point estimate
+	 * by a hair (ties); it always contains it. */
 	if (r->lo > r->ratio)
 		r->lo = r->ratio;
 	if (r->hi < r->ratio)
@@ -128,11 +144,12 @@ void pragma_ratio_compute(const struct pragma_side_times *a, const struct pragma
 		r->cmp = PRAGMA_CMP_FASTER;
 	else if (r->hi < 1 && r->ratio <= 1 / (1 + margin))
 		r->cmp = PRAGMA_CMP_SLOWER;
-	free(ra);
-	free(rb);
-	free(idx);
+	free(oa);
+	free(ob);
 	free(first);
 	free(count);
+	free(ca);
+	free(cb);
 	free(boot);
 }
 
@@ -140,7 +157,7 @@ const char *pragma_ratio_str(const struct pragma_ratio *r, char *buf, size_t len
 {
 	const char *what = r->cmp == PRAGMA_CMP_FASTER ? "faster" : r->cmp == PRAGMA_CMP_SLOWER ? "slower" :
 			   r->lo >= 1 / (1 + r->margin) && r->hi <= 1 + r->margin ? "the same within the noise" :
-												  "not distinguishable";
+										  "not distinguishable";
 	snprintf(buf, len, "%.2fx [%.2f–%.2f], %s", r->ratio, r->lo, r->hi, what);
 	return buf;
 }

@@ -151,20 +151,20 @@ static void wait_quiet(double *budget_ms)
 
 static void times_append(struct pragma_side_times *t, const double *v, int n, double delay, int session)
 {
-	double mn = 0;
+	double *c = malloc(sizeof(double) * (size_t)(n + 1)), mn;
 
 	t->times_ms = realloc(t->times_ms, sizeof(double) * (size_t)(t->n_times + n + 1));
 	memcpy(t->times_ms + t->n_times, v, sizeof(double) * (size_t)n);
 	t->n_times += n;
-	for (int i = 0; i < n; i++)
-		if (i == 0 || v[i] < mn)
-			mn = v[i];
-	t->round_min = realloc(t->round_min, sizeof(double) * (size_t)(t->n_rounds + 1));
+	memcpy(c, v, sizeof(double) * (size_t)n);
+	mn = pragma_median(c, n);
+	free(c);
+	t->round_median = realloc(t->round_median, sizeof(double) * (size_t)(t->n_rounds + 1));
 	t->round_delay = realloc(t->round_delay, sizeof(double) * (size_t)(t->n_rounds + 1));
 	t->round_count = realloc(t->round_count, sizeof(int) * (size_t)(t->n_rounds + 1));
 	t->round_session = realloc(t->round_session, sizeof(int) * (size_t)(t->n_rounds + 1));
 	t->round_session[t->n_rounds] = session;
-	t->round_min[t->n_rounds] = mn;
+	t->round_median[t->n_rounds] = mn;
 	t->round_delay[t->n_rounds] = delay;
 	t->round_count[t->n_rounds++] = n;
 }
@@ -486,7 +486,7 @@ static int select_rounds(struct ctx *x, struct pragma_side_times *out)
 		int from = 0;
 		memset(o, 0, sizeof(*o));
 		o->times_ms = malloc(sizeof(double) * (size_t)(t->n_times + 1));
-		o->round_min = malloc(sizeof(double) * (size_t)(n + 1));
+		o->round_median = malloc(sizeof(double) * (size_t)(n + 1));
 		o->round_delay = malloc(sizeof(double) * (size_t)(n + 1));
 		o->round_count = malloc(sizeof(int) * (size_t)(n + 1));
 		o->round_session = malloc(sizeof(int) * (size_t)(n + 1));
@@ -495,7 +495,7 @@ static int select_rounds(struct ctx *x, struct pragma_side_times *out)
 			if (keep_all || round_clean(x, r)) {
 				memcpy(o->times_ms + o->n_times, t->times_ms + from, sizeof(double) * (size_t)cnt);
 				o->n_times += cnt;
-				o->round_min[o->n_rounds] = t->round_min[r];
+				o->round_median[o->n_rounds] = t->round_median[r];
 				o->round_delay[o->n_rounds] = t->round_delay[r];
 				o->round_session[o->n_rounds] = t->round_session[r];
 				o->round_count[o->n_rounds++] = cnt;
@@ -509,7 +509,7 @@ static int select_rounds(struct ctx *x, struct pragma_side_times *out)
 static void times_release(struct pragma_side_times *t)
 {
 	free(t->times_ms);
-	free(t->round_min);
+	free(t->round_median);
 	free(t->round_delay);
 	free(t->round_count);
 	free(t->round_session);
@@ -643,7 +643,7 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 				"input_sets", o->n_sets, "order",
 				"interleaved, the order rotating every round; sessions of fresh processes started in "
 				"rotating order",
-				"estimator", "median over rounds of each round's fastest call", "disturbed_round_retries",
+				"estimator", "median of every call kept", "disturbed_round_retries",
 				"run_delay_threshold", DISTURBANCE_OK, "max_attempts", x.max_attempts, "quiet_cpu_share",
 				QUIET_SHARE, "max_wait_ms", wait);
 	json_object_set_new(s->protocol, "sessions", json_integer(s->sessions));

@@ -36,7 +36,7 @@ static void take_times(struct pragma_vtiming *v, struct pragma_side *sd)
 {
 	v->times_ms = sd->t.times_ms;
 	v->n_times = sd->t.n_times;
-	v->round_min = sd->t.round_min;
+	v->round_median = sd->t.round_median;
 	v->round_delay = sd->t.round_delay;
 	v->round_count = sd->t.round_count;
 	v->round_session = sd->t.round_session;
@@ -157,9 +157,9 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 	take_times(&v->cand, &sides[1]);
 	take_times(&v->base, &sides[0]);
 	{
-		struct pragma_side_times a = { .round_min = v->cand.round_min, .round_session = v->cand.round_session,
+		struct pragma_side_times a = { .round_median = v->cand.round_median, .round_session = v->cand.round_session,
 					       .n_rounds = v->cand.n_rounds };
-		struct pragma_side_times b = { .round_min = v->base.round_min, .round_session = v->base.round_session,
+		struct pragma_side_times b = { .round_median = v->base.round_median, .round_session = v->base.round_session,
 					       .n_rounds = v->base.n_rounds };
 		pragma_ratio_compute(&a, &b, 0, &r);
 	}

@@ -78,12 +78,13 @@ void pragma_verdict_init(struct pragma_verdict *v)
 {
 	memset(v, 0, sizeof(*v));
 	pragma_buf_init(&v->compile_log);
+	pragma_buf_init(&v->output);
 }
 
 static void timing_release(struct pragma_vtiming *t)
 {
 	free(t->times_ms);
-	free(t->round_min);
+	free(t->round_median);
 	free(t->round_delay);
 	free(t->round_count);
 	free(t->round_session);
@@ -99,11 +100,13 @@ void pragma_verdict_release(struct pragma_verdict *v)
 	free(v->warnings);
 	pragma_buf_release(&v->compile_log);
 	free(v->outs);
+	pragma_buf_release(&v->output);
 	timing_release(&v->cand);
 	timing_release(&v->base);
 	json_decref(v->baseline_config);
 	memset(v, 0, sizeof(*v));
 	pragma_buf_init(&v->compile_log);
+	pragma_buf_init(&v->output);
 }
 
 /* A JSON string from bytes that came from elsewhere (compiler output, the
@@ -204,9 +207,11 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 	json_object_set_new(o, "input_sets", json_integer(v->n_sets));
 	json_object_set_new(o, "tolerance", tolerance_json(v));
 	json_object_set_new(o, "sandbox",
-			    json_pack("{s:b, s:b, s:s, s:b}", "enabled", v->sandboxed, "seccomp", v->seccomp,
+			    json_pack("{s:b, s:b, s:s, s:b, s:b}", "enabled", v->sandboxed, "seccomp", v->seccomp,
 				      "landlock", v->landlock[0] ? v->landlock : "not reached", "compiler_jailed",
-				      v->compile_jailed));
+				      v->compile_jailed, "confirmed", v->sandboxed && !v->sandbox_unconfirmed));
+	if (v->output.len)
+		json_object_set_new(o, "output", text(v->output.data, v->output.len > 4096 ? 4096 : v->output.len));
 	for (int i = 0; i < v->n_flags; i++)
 		json_array_append_new(flags, text(v->flags[i], strlen(v->flags[i])));
 	json_object_set_new(o, "compile", json_pack("{s:o, s:o, s:o}", "compiler", text(v->compiler, strlen(v->compiler)),
@@ -241,15 +246,15 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 		json_object_set_new(o, "baseline", json_pack("{s:s, s:O}", "kind", v->baseline_kind, "config",
 							    v->baseline_config ? v->baseline_config : json_null()));
 		for (int r = 0; r < v->cand.n_rounds && r < v->base.n_rounds; r++)
-			json_array_append_new(ratios, num(v->cand.round_min[r] > 0 ? v->base.round_min[r] / v->cand.round_min[r] :
+			json_array_append_new(ratios, num(v->cand.round_median[r] > 0 ? v->base.round_median[r] / v->cand.round_median[r] :
 										   NAN));
 		{
 			json_t *cr = json_array(), *br = json_array();
 			for (int r = 0; r < v->cand.n_rounds; r++)
-				json_array_append_new(cr, num(v->cand.round_min[r]));
+				json_array_append_new(cr, num(v->cand.round_median[r]));
 			for (int r = 0; r < v->base.n_rounds; r++)
-				json_array_append_new(br, num(v->base.round_min[r]));
-			json_object_set_new(o, "round_minima_ms", json_pack("{s:o, s:o}", "candidate", cr, "baseline", br));
+				json_array_append_new(br, num(v->base.round_median[r]));
+			json_object_set_new(o, "round_medians_ms", json_pack("{s:o, s:o}", "candidate", cr, "baseline", br));
 			json_t *rs = json_array();
 			for (int r = 0; r < v->cand.n_rounds && v->cand.round_session; r++)
 				json_array_append_new(rs, json_integer(v->cand.round_session[r]));
@@ -271,8 +276,8 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 		json_object_set_new(o, "speedup_spread",
 				    json_pack("{s:o, s:o, s:s, s:o}", "lo", num(v->speedup_lo), "hi", num(v->speedup_hi),
 					      "method",
-					      "95% interval, paired bootstrap over rounds of the ratio of the estimates (median "
-					      "of each round's fastest call)",
+					      "95% interval: a bootstrap over sessions, then rounds (the same rounds on both "
+					      "sides), of the ratio of the medians of every call kept",
 					      "rounds", ratios));
 		json_object_set_new(o, "gbs", v->gbs > 0 ? json_real(v->gbs) : json_null());
 		json_object_set_new(o, "gflops", v->gflops > 0 ? json_real(v->gflops) : json_null());

@@ -514,6 +514,15 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 		pragma_landlock_abi(v->landlock, sizeof(v->landlock));
 	if (c.n_sets > 64)
 		return pragma_err_set(err, PRAGMA_E_INPUT, "at most 64 input sets");
+	/* More threads than cores time the scheduler, not the kernel (and a
+	 * thousand threads' stacks blow the harness's memory limit: that is
+	 * the configuration's fault, never the kernel's). */
+	if (o.threads > pragma_usable_cores()) {
+		pragma_err_set(err, PRAGMA_E_INPUT, "%d threads, but this process may use %d cores", o.threads,
+			       pragma_usable_cores());
+		pragma_err_hint(err, "--threads 1..%d (the default is all of them)", pragma_usable_cores());
+		return -1;
+	}
 
 	/* 1. The source. */
 	if (read_source(kernel_path, &o, v, &src, err) < 0)
@@ -618,14 +627,26 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	if (pragma_run_kernel(&ro, &rr, err) < 0)
 		goto out;
 	take_sandbox(v, rr.sandbox);
-	if (!rr.sandbox && ro.sandbox)
-		v->seccomp = !strcmp(rr.status, "forbidden_syscall"); /* the trap handler reports no more */
+	if (!rr.sandbox && ro.sandbox) {
+		/* The harness ended before it reported (a crash, a timeout, a
+		 * trapped call): it confines itself before loading the kernel
+		 * and stops when it cannot, so a kernel that ran at all ran
+		 * under what was asked for. Say that it was asked for. */
+		v->seccomp = !ro.no_seccomp;
+		v->sandbox_unconfirmed = 1;
+	}
 	if (!v->landlock[0])
 		pragma_landlock_abi(v->landlock, sizeof(v->landlock));
 	v->wall_ms = rr.wall_ms;
 	v->user_s = rr.user_s;
 	v->sys_s = rr.sys_s;
 	v->maxrss_kb = rr.maxrss_kb;
+	/* What the kernel printed (its stdout and stderr both go to the
+	 * harness's stderr), capped: a reviewer may need it. */
+	pragma_buf_reset(&v->output);
+	pragma_buf_adds(&v->output, rr.log);
+	if (rr.log_truncated)
+		pragma_buf_adds(&v->output, "\n[... cut]");
 	if (!rr.ok) {
 		if (!strcmp(rr.status, "harness_error") && rr.calls == 0) {
 			/* Before the kernel ever ran: pragma's problem, not the kernel's. */
@@ -675,6 +696,21 @@ int pragma_verify(const struct pragma_task *t, const char *kernel_path, const st
 	pragma_debug("verify: all done at %.0f ms", mono_ms() - t_start);
 done:
 	ret = 0;
+	/* A kept work dir holds everything the verdict rests on. */
+	if (c.work[0] && (o.keep || o.work_dir)) {
+		char p[4200];
+		snprintf(p, sizeof(p), "%s/compile.log", c.work);
+		pragma_write_file_atomic(p, v->compile_log.data, v->compile_log.len, NULL);
+		snprintf(p, sizeof(p), "%s/harness.log", c.work);
+		pragma_write_file_atomic(p, v->output.data, v->output.len, NULL);
+		snprintf(p, sizeof(p), "%s/verdict.json", c.work);
+		json_t *vj = pragma_verdict_json(v);
+		char *j = json_dumps(vj, JSON_INDENT(1));
+		if (j)
+			pragma_write_file_atomic(p, j, strlen(j), NULL);
+		free(j);
+		json_decref(vj);
+	}
 out:
 	if (xlk >= 0)
 		pragma_measure_unlock(xlk);

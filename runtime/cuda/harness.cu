@@ -642,6 +642,10 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "probe"))
 		return probe_main();
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("pragma-cuda-harness protocol %d\n", HARNESS_PROTOCOL);
+		return 0;
+	}
 	if (argc != 2) {
 		fprintf(stderr, "usage: pragma-cuda-harness REQUEST.json\n"
 				"       pragma-cuda-harness probe\n");
