@@ -208,7 +208,7 @@ static void print_human(const struct pragma_verdict *v, const struct pragma_task
 		return;
 	printf("time:      %.4g ms   (median over %d rounds of each round's fastest call; all %d calls: median %.4g, "
 	       "min %.4g, max %.4g)\n",
-	       v->cand.estimate_ms, v->cand.n_rounds, v->cand.stats.count, v->cand.stats.median, v->cand.stats.min,
+	       v->cand.estimate_ms, v->cand.t.n_rounds, v->cand.stats.count, v->cand.stats.median, v->cand.stats.min,
 	       v->cand.stats.max);
 	printf("baseline:  %.4g ms   (%s, the same rounds; all %d calls: median %.4g, min %.4g, max %.4g)\n",
 	       v->base.estimate_ms, v->baseline_kind, v->base.stats.count, v->base.stats.median, v->base.stats.min,

@@ -160,6 +160,7 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 		       struct pragma_session *s, struct pragma_err *err);
 void pragma_session_release(struct pragma_session *s);
 void pragma_side_release(struct pragma_side *sd);
+void pragma_side_times_release(struct pragma_side_times *t);
 
 /* ---- estimates and comparisons (lib/timing/estimate.c) ----
  * A side's time is the median of its timed calls (bench/estimators.sh

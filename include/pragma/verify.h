@@ -119,15 +119,9 @@ struct pragma_verify_opts {
 
 #define PRAGMA_VERIFY_DEFAULTS { .atol = -1, .rtol = -1, .warmup = 3, .rounds = 15, .reps = 5, .cold = 1 }
 
-/* One side of a timing comparison (the timing layer's side times, kept). */
+/* One side of a timing comparison: the timing layer's times, kept. */
 struct pragma_vtiming {
-	double *times_ms;            /* the timed calls of the rounds kept, round after round */
-	int n_times;
-	double *round_median;        /* per round: the median of its calls */
-	double *round_delay;         /* per round: share of its time lost to other processes */
-	int *round_count;            /* per round: timed calls */
-	int *round_session;          /* per round: its session of fresh processes */
-	int n_rounds;
+	struct pragma_side_times t;  /* the timed calls of the rounds kept, round by round */
 	struct pragma_stats stats;   /* over every call kept */
 	double estimate_ms;          /* the time shown: pragma_estimate() (the median of every call kept) */
 };

@@ -506,7 +506,7 @@ static int select_rounds(struct ctx *x, struct pragma_side_times *out)
 	return out[0].n_rounds;
 }
 
-static void times_release(struct pragma_side_times *t)
+void pragma_side_times_release(struct pragma_side_times *t)
 {
 	free(t->times_ms);
 	free(t->round_median);
@@ -529,7 +529,7 @@ static int decided(struct ctx *x)
 	select_rounds(x, sel);
 	pragma_ratio_compute(&sel[o->decide_a], &sel[o->decide_b], m, &r);
 	for (int i = 0; i < x->n; i++)
-		times_release(&sel[i]);
+		pragma_side_times_release(&sel[i]);
 	return r.cmp != PRAGMA_CMP_SAME || (r.lo >= 1 / (1 + m) && r.hi <= 1 + m);
 }
 
@@ -631,7 +631,7 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 		struct pragma_side_times sel[MAX_SIDES];
 		s->rounds_used = select_rounds(&x, sel);
 		for (int i = 0; i < n; i++) {
-			times_release(&sides[i].t);
+			pragma_side_times_release(&sides[i].t);
 			sides[i].t = sel[i];
 			sides[i].estimate_ms = pragma_estimate(&sides[i].t);
 		}
@@ -673,7 +673,7 @@ void pragma_session_release(struct pragma_session *s)
 
 void pragma_side_release(struct pragma_side *sd)
 {
-	times_release(&sd->t);
+	pragma_side_times_release(&sd->t);
 	json_decref(sd->config);
 	sd->config = NULL;
 	pragma_run_result_release(&sd->fail);

@@ -34,16 +34,10 @@ static int check_timed(void *ctx, const struct pragma_side *sd, const char *dir,
 
 static void take_times(struct pragma_vtiming *v, struct pragma_side *sd)
 {
-	v->times_ms = sd->t.times_ms;
-	v->n_times = sd->t.n_times;
-	v->round_median = sd->t.round_median;
-	v->round_delay = sd->t.round_delay;
-	v->round_count = sd->t.round_count;
-	v->round_session = sd->t.round_session;
-	v->n_rounds = sd->t.n_rounds;
+	v->t = sd->t;
 	v->estimate_ms = sd->estimate_ms;
 	memset(&sd->t, 0, sizeof(sd->t));
-	pragma_stats_compute(v->times_ms, v->n_times, &v->stats);
+	pragma_stats_compute(v->t.times_ms, v->t.n_times, &v->stats);
 }
 
 void pragma_verify_limits(const struct pragma_task *t, const struct pragma_backend *b, int cold, double speed_margin,
@@ -156,13 +150,7 @@ int verify_time(struct vctx *c, const char *cand_so, struct pragma_err *err)
 		      s.rounds_clean, s.rounds_made, 100 * s.worst_disturbance);
 	take_times(&v->cand, &sides[1]);
 	take_times(&v->base, &sides[0]);
-	{
-		struct pragma_side_times a = { .round_median = v->cand.round_median, .round_session = v->cand.round_session,
-					       .n_rounds = v->cand.n_rounds };
-		struct pragma_side_times b = { .round_median = v->base.round_median, .round_session = v->base.round_session,
-					       .n_rounds = v->base.n_rounds };
-		pragma_ratio_compute(&a, &b, 0, &r);
-	}
+	pragma_ratio_compute(&v->cand.t, &v->base.t, 0, &r);
 	v->speedup = r.ratio;
 	v->speedup_lo = r.lo;
 	v->speedup_hi = r.hi;

@@ -83,11 +83,7 @@ void pragma_verdict_init(struct pragma_verdict *v)
 
 static void timing_release(struct pragma_vtiming *t)
 {
-	free(t->times_ms);
-	free(t->round_median);
-	free(t->round_delay);
-	free(t->round_count);
-	free(t->round_session);
+	pragma_side_times_release(&t->t);
 }
 
 void pragma_verdict_release(struct pragma_verdict *v)
@@ -245,26 +241,26 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 		}
 		json_object_set_new(o, "baseline", json_pack("{s:s, s:O}", "kind", v->baseline_kind, "config",
 							    v->baseline_config ? v->baseline_config : json_null()));
-		for (int r = 0; r < v->cand.n_rounds && r < v->base.n_rounds; r++)
-			json_array_append_new(ratios, num(v->cand.round_median[r] > 0 ? v->base.round_median[r] / v->cand.round_median[r] :
+		for (int r = 0; r < v->cand.t.n_rounds && r < v->base.t.n_rounds; r++)
+			json_array_append_new(ratios, num(v->cand.t.round_median[r] > 0 ? v->base.t.round_median[r] / v->cand.t.round_median[r] :
 										   NAN));
 		{
 			json_t *cr = json_array(), *br = json_array();
-			for (int r = 0; r < v->cand.n_rounds; r++)
-				json_array_append_new(cr, num(v->cand.round_median[r]));
-			for (int r = 0; r < v->base.n_rounds; r++)
-				json_array_append_new(br, num(v->base.round_median[r]));
+			for (int r = 0; r < v->cand.t.n_rounds; r++)
+				json_array_append_new(cr, num(v->cand.t.round_median[r]));
+			for (int r = 0; r < v->base.t.n_rounds; r++)
+				json_array_append_new(br, num(v->base.t.round_median[r]));
 			json_object_set_new(o, "round_medians_ms", json_pack("{s:o, s:o}", "candidate", cr, "baseline", br));
 			json_t *rs = json_array();
-			for (int r = 0; r < v->cand.n_rounds && v->cand.round_session; r++)
-				json_array_append_new(rs, json_integer(v->cand.round_session[r]));
+			for (int r = 0; r < v->cand.t.n_rounds && v->cand.t.round_session; r++)
+				json_array_append_new(rs, json_integer(v->cand.t.round_session[r]));
 			json_object_set_new(o, "round_sessions", rs);
 			cr = json_array();
 			br = json_array();
-			for (int i = 0; i < v->cand.n_times; i++)
-				json_array_append_new(cr, num(v->cand.times_ms[i]));
-			for (int i = 0; i < v->base.n_times; i++)
-				json_array_append_new(br, num(v->base.times_ms[i]));
+			for (int i = 0; i < v->cand.t.n_times; i++)
+				json_array_append_new(cr, num(v->cand.t.times_ms[i]));
+			for (int i = 0; i < v->base.t.n_times; i++)
+				json_array_append_new(br, num(v->base.t.times_ms[i]));
 			json_object_set_new(o, "samples_ms", json_pack("{s:o, s:o}", "candidate", cr, "baseline", br));
 		}
 		json_object_set_new(o, "interference",

@@ -750,9 +750,9 @@ static void test_eval(void **state)
 	if (v.status != PRAGMA_V_OK)
 		fail_msg("eval: %s: %s", pragma_vstatus_name(v.status), v.message);
 	/* 3 rounds of 6 calls, or more rounds when the machine was busy. */
-	assert_true(v.cand.n_rounds >= 3 && v.cand.n_rounds <= 9);
-	assert_int_equal(v.cand.stats.count, 6 * v.cand.n_rounds);
-	assert_int_equal(v.base.stats.count, 6 * v.base.n_rounds);
+	assert_true(v.cand.t.n_rounds >= 3 && v.cand.t.n_rounds <= 9);
+	assert_int_equal(v.cand.stats.count, 6 * v.cand.t.n_rounds);
+	assert_int_equal(v.base.stats.count, 6 * v.base.t.n_rounds);
 	assert_true(v.speedup > 0);
 	assert_true(v.speedup_lo <= v.speedup && v.speedup <= v.speedup_hi);
 	assert_true(v.cand.estimate_ms > 0 && v.base.estimate_ms > 0);
@@ -763,7 +763,7 @@ static void test_eval(void **state)
 	assert_non_null(json_object_get(json_object_get(j, "baseline_ms"), "median"));
 	assert_true(json_is_number(json_object_get(j, "speedup")));
 	assert_int_equal(json_array_size(json_object_get(json_object_get(j, "speedup_spread"), "rounds")),
-			 (size_t)v.cand.n_rounds);
+			 (size_t)v.cand.t.n_rounds);
 	json_decref(j);
 	pragma_verdict_release(&v);
 
