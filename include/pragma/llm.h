@@ -252,6 +252,11 @@ struct pragma_llm_job {
 };
 size_t pragma_llm_send_many(struct pragma_llm *c, struct pragma_llm_job *jobs, size_t n, int parallel);
 
+/* A resumed run's calls already answered: a replay provider moves past
+ * the next n recorded replies of agent, so the run goes on where it
+ * stopped instead of hearing the recording from the start. Other providers
+ * ignore it. Returns how many were skipped. */
+int pragma_llm_skip(struct pragma_llm *c, const char *agent, int n);
 void pragma_llm_usage_get(struct pragma_llm *c, struct pragma_llm_usage *out);
 
 /* The request hash send() would use as cache key (no call is made). */

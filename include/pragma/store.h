@@ -97,6 +97,9 @@ int pragma_store_llm_call(struct pragma_store *s, const char *run_id, json_t *fi
  * format of pragma_llm_record_append): per attempt and role the last
  * answered call (an attempt redone after a resume counts once), in attempt
  * order. Returns the number of calls written. */
+/* How many model calls of a run were answered (by the provider, not the
+ * cache), per role: {"coder": 4, "conductor": 3}. For resuming a replay. */
+json_t *pragma_store_calls_by_role(struct pragma_store *s, const char *run_id, struct pragma_err *err);
 int pragma_store_export_replay(struct pragma_store *s, const char *run_id, const char *path,
 			       struct pragma_err *err);
 

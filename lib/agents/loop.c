@@ -1318,6 +1318,13 @@ int pragma_optimize(const struct pragma_optimize_opts *o, json_t **result, struc
 		n = restore(&L, err);
 		if (n < 0)
 			goto out;
+		/* A recording picks up where the run stopped. */
+		json_t *roles = pragma_store_calls_by_role(L.R.store, L.R.run_id, &perr);
+		const char *role;
+		json_t *cnt;
+		json_object_foreach(roles, role, cnt)
+			pragma_llm_skip(L.R.llm, role, (int)json_integer_value(cnt));
+		json_decref(roles);
 		json_t *rf = json_pack("{s:s}", "status", "running");
 		pragma_store_run_update(L.R.store, L.R.run_id, rf, &perr);
 		json_decref(rf);

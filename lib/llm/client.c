@@ -1455,3 +1455,11 @@ const char *pragma_llm_options_help(void)
 	       "  --budget-calls N, --budget-tokens N, --budget-cost USD\n"
 	       "                        stop cleanly when reached\n";
 }
+
+int pragma_llm_skip(struct pragma_llm *c, const char *agent, int n)
+{
+	/* Only a recording has a position; live models answer anew. */
+	if (!c || c->provider != PRAGMA_LLM_REPLAY || n <= 0)
+		return 0;
+	return llm_replay_skip(c, agent, n);
+}

@@ -147,6 +147,9 @@ int llm_replay_load(struct pragma_llm *c, struct pragma_err *err);
 void llm_replay_free(struct pragma_llm *c);
 /* Under c->lock: take the next entry for the agent. Returns 0, or
  * PRAGMA_LLM_STOP when there is none. */
+/* Mark the next n replies of agent as served (a resumed run's earlier
+ * calls); returns how many there were. */
+int llm_replay_skip(struct pragma_llm *c, const char *agent, int n);
 int llm_replay_next(struct pragma_llm *c, const struct pragma_llm_request *req, struct pragma_llm_reply *rep,
 		    struct pragma_err *err);
 

@@ -220,3 +220,17 @@ out:
 	free(line);
 	return ret;
 }
+
+int llm_replay_skip(struct pragma_llm *c, const char *agent, int n)
+{
+	int skipped = 0;
+
+	for (size_t i = 0; i < c->n_replay && skipped < n; i++) {
+		struct llm_replay_entry *e = &c->replay[i];
+		if (!strcmp(e->agent, agent) && !e->used) {
+			e->used = 1;
+			skipped++;
+		}
+	}
+	return skipped;
+}

@@ -720,6 +720,26 @@ json_t *pragma_store_runs(struct pragma_store *s, const char *suite_id, int limi
 	return a;
 }
 
+json_t *pragma_store_calls_by_role(struct pragma_store *s, const char *run_id, struct pragma_err *err)
+{
+	sqlite3_stmt *st;
+	json_t *out;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT role, COUNT(*) FROM llm_calls WHERE run_id = ?1 AND status = 'ok'"
+			       " AND COALESCE(cached, 0) = 0 GROUP BY role",
+			       -1, &st, NULL) != SQLITE_OK) {
+		db_error(s, err, "llm_calls");
+		return NULL;
+	}
+	sqlite3_bind_text(st, 1, run_id, -1, SQLITE_TRANSIENT);
+	out = json_object();
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_object_set_new(out, (const char *)sqlite3_column_text(st, 0), json_integer(sqlite3_column_int(st, 1)));
+	sqlite3_finalize(st);
+	return out;
+}
+
 int pragma_store_export_replay(struct pragma_store *s, const char *run_id, const char *path, struct pragma_err *err)
 {
 	sqlite3_stmt *st;
