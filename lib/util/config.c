@@ -411,6 +411,8 @@ static const struct pragma_setting settings[] = {
 	  "the agents' prompt templates", NULL },
 	{ "PRAGMA_LOCK_LOG", NULL, NULL, PRAGMA_SETTING_PATH, 0, 0, "none",
 	  "append every hold of the measurement lock to this file (tests)", NULL },
+	{ "PRAGMA_LOCK_DIR", NULL, NULL, PRAGMA_SETTING_DIR, 0, 0, "/dev/shm (else /tmp)",
+	  "where the per-host measurement lock lives (one per machine: all pragma runs take turns)", NULL },
 	/* Compilers, the harness, the PyTorch bridge. */
 	{ "PRAGMA_CC", NULL, NULL, PRAGMA_SETTING_PROGRAM, 0, 0, "gcc", "compiler for kernels and references (or clang)", NULL },
 	{ "PRAGMA_HARNESS", NULL, NULL, PRAGMA_SETTING_PROGRAM, 0, 0, "pragma-harness next to pragma",

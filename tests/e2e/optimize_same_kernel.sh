@@ -21,7 +21,7 @@ for n in 1 2 3 4; do
 done
 
 expect_exit 0 "optimize with a model that repeats itself" -- \
-	$PRAGMA optimize "$PRAGMA_TEST_DATA/fixtures/kb/small_relu.py" --set N=262144 --llm "exec:$S/exec_model.sh" \
+	$PRAGMA optimize "$PRAGMA_TEST_DATA/fixtures/kb/small_relu.py" --set N=65536 --llm "exec:$S/exec_model.sh" \
 	--mode n-pragma --attempts 4 --db "$W/p.db" --json
 jcheck "all four correct" "[a['status'] for a in j['attempts']] == ['ok']*4"
 jcheck "attempt 1 stays the best" "j['best']['attempt'] == 1"

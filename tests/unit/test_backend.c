@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "pragma_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,8 +131,7 @@ static void test_loop_uses_the_backend(void **state)
 
 	(void)state;
 	if (access("/usr/bin/python3", X_OK) || system("/usr/bin/python3 -c 'import torch' 2>/dev/null")) {
-		print_message("skipped: needs Debian's python3-torch for the PyTorch baseline\n");
-		skip();
+		skip_because("needs Debian's python3-torch for the PyTorch baseline");
 	}
 	assert_int_equal(pragma_harness_path(&real, &err), 0);
 	/* The machine's peaks are measured with pragma's own streaming kernels
@@ -233,5 +233,5 @@ int main(void)
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_loop_uses_the_backend),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }

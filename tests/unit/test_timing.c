@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "pragma_test.h"
 
 #include <fcntl.h>
 #include <math.h>
@@ -229,5 +230,5 @@ int main(void)
 		cmocka_unit_test(test_sessions),
 		cmocka_unit_test(test_lock),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pragma_run_tests(tests, setup, teardown);
 }
