@@ -14,7 +14,10 @@
 #
 # With PRAGMA_MAILBOX_BY_TASK=1 each task gets its own mailbox,
 # $PRAGMA_MAILBOX/<task>-<mode> (pragma exports PRAGMA_TASK and PRAGMA_MODE),
-# so one `pragma bench` can be served by one model player per task.
+# so one `pragma bench` can be served by one model player per task; with
+# PRAGMA_MAILBOX_BY_TASK=trajectory, $PRAGMA_MAILBOX/<task>-<mode>-t<N>
+# (PRAGMA_TRAJECTORY, 0-based), so `--repeat` trajectories can have players
+# who never saw each other's runs.
 set -euo pipefail
 
 cmd=${1:-}
@@ -23,6 +26,8 @@ ask)
 	box=${PRAGMA_MAILBOX:?set PRAGMA_MAILBOX to the mailbox directory}
 	if [ "${PRAGMA_MAILBOX_BY_TASK:-}" = 1 ]; then
 		box=$box/${PRAGMA_TASK:?PRAGMA_TASK unset}-${PRAGMA_MODE:-pragma}
+	elif [ "${PRAGMA_MAILBOX_BY_TASK:-}" = trajectory ]; then
+		box=$box/${PRAGMA_TASK:?PRAGMA_TASK unset}-${PRAGMA_MODE:-pragma}-t${PRAGMA_TRAJECTORY:-0}
 	fi
 	mkdir -p "$box"
 	id=$(date +%s%N)-${PRAGMA_AGENT:-model}-${PRAGMA_ATTEMPT:-0}

@@ -372,6 +372,7 @@ struct pragma_cuda_profile_opts {
 	int warm;                    /* no L2 flush between calls */
 	int timeout_ms;              /* harness deadline; 0: 120 s */
 	int no_sandbox;
+	double time_ms;              /* the kernel's time in its timing session (0: unknown): the roofline uses it */
 };
 
 /* Build, static resource analysis (ptxas), then — with a device — time in

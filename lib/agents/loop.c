@@ -1044,6 +1044,11 @@ static int setup(struct loop *L, struct pragma_err *err)
 	/* For exec providers (a person or a helper playing the model per task). */
 	setenv("PRAGMA_TASK", R->task.name, 1);
 	setenv("PRAGMA_MODE", pragma_mode_name(o->mode), 1);
+	{
+		char tr[16];
+		snprintf(tr, sizeof(tr), "%d", o->trajectory);
+		setenv("PRAGMA_TRAJECTORY", tr, 1);
+	}
 	/* No place to run kernels: stop before any model call (exit 3). */
 	if (R->backend->require(err) < 0)
 		goto out;

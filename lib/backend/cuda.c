@@ -133,6 +133,7 @@ static int cuda_profile(const struct pragma_profile_opts *o, struct pragma_profi
 	co.warm = o->warm;
 	co.timeout_ms = o->timeout_ms;
 	co.no_sandbox = o->no_sandbox;
+	co.time_ms = o->time_ms;
 	return pragma_cuda_profile_run(&co, p, err);
 }
 

@@ -60,8 +60,13 @@ int cuda_run_harness(const struct cuda_run *r, const char *const *prefix, json_t
 	ro.wrapper = prefix;
 	ro.request = req;
 	if (prefix && r->sandbox) {
+		/* The limits bind the wrapper too: ncu replays kernels many
+		 * times, writes its report and temporaries (bigger than any
+		 * output) and holds its own files. */
 		pragma_cuda_run_limits(&ro, &lim);
-		lim.cpu_seconds = 0; /* ncu replays kernels many times */
+		lim.cpu_seconds = 0;
+		lim.file_size = 0;
+		lim.open_files = 0;
 		ro.limits = &lim;
 	}
 	lk = pragma_measure_lock(PRAGMA_LOCK_EXCLUSIVE, prefix ? "profile a kernel with ncu" : "profile a kernel");
@@ -344,8 +349,11 @@ int pragma_cuda_profile_run(const struct pragma_cuda_profile_opts *o, struct pra
 				    "a device synchronize, %s",
 				    st.count, run.warmup, o->warm ? "warm L2" : "L2 flushed before each call");
 	}
+	if (o->time_ms > 0)
+		pragma_profile_note(p, "roofline: from the timing session's %.4g ms; this profiled run's median was %.4g ms",
+				    o->time_ms, median);
 	if (mask & PRAGMA_COL_ROOFLINE)
-		pragma_gpu_roofline(o->task->flops, o->task->bytes, median, &model, p);
+		pragma_gpu_roofline(o->task->flops, o->task->bytes, o->time_ms > 0 ? o->time_ms : median, &model, p);
 	if (mask & PRAGMA_COL_NCU) {
 		double dur;
 		run_ncu(o, &run, &pr, p);

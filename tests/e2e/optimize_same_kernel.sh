@@ -44,7 +44,8 @@ cond = [p for a, r, p in rows if r == "conductor"]
 assert len(cond) == 4, len(cond)
 for i, p in enumerate(cond, 1):
     assert "How the best is kept" in p, i
-    assert ("Decision: the best stays attempt 1" in p) or (i == 1 and "is the new best" in p), i
+    assert ("Decision: the best stays attempt 1" in p or "Decision: the same build as the best (attempt 1)" in p
+            or (i == 1 and "is the new best" in p)), i
 assert "the same build as the best (attempt 1)" in cond[1]
 assert "This was the last attempt" in cond[3]
 EOF
