@@ -115,8 +115,7 @@ static int check_timed(void *ctx, const struct pragma_side *sd, const char *dir,
 	const struct pragma_profile_opts *po = ctx;
 
 	(void)sd;
-	(void)timed_calls;
-	return pragma_verify_saved(po->task, po->sets, po->n_sets, dir, "timed", -1, -1, why, why_len, err);
+	return pragma_verify_saved(po->task, po->sets, po->n_sets, dir, "timed", timed_calls, -1, -1, why, why_len, err);
 }
 
 /* The kernel's time and the baseline's, from one timing session: the

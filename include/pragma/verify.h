@@ -279,13 +279,17 @@ struct pragma_audit {
 int pragma_tolerance_audit(const struct pragma_tensor *ref, const struct pragma_tolerance *tol,
 			   struct pragma_audit *a, struct pragma_err *err);
 
-/* Check the outputs a harness run saved under dir (set<s>/<name>_NNN.npy,
- * sets without one skipped) against the reference with the Verifier's
+/* Check the outputs a harness run saved under dir (set<s>/<name>_NNN.npy)
+ * against the reference with the Verifier's
  * rule (pragma_tolerance_resolve; atol/rtol >= 0 override the task's): the timing layer's check of timed
  * calls and the profilers'. 0 all right; 1 one is wrong (why says which
- * and how); -1 on I/O errors. */
+ * and how); -1 on I/O errors. calls is the harness's count of calls per
+ * set ("timed_calls"): a set it made no call on is skipped (its file, opened
+ * before the sandbox, is empty), one it did call must have a saved output.
+ * NULL checks the files present. */
 int pragma_verify_saved(const struct pragma_task *t, const struct pragma_refset *sets, int n_sets, const char *dir,
-			const char *name, double atol, double rtol, char *why, size_t why_len, struct pragma_err *err);
+			const char *name, json_t *calls, double atol, double rtol, char *why, size_t why_len,
+			struct pragma_err *err);
 /* "(3, 17)" for a flat index of shape. */
 const char *pragma_index_str(int64_t flat, const int64_t *shape, int ndim, char *buf, size_t len);
 

@@ -121,8 +121,7 @@ static int check_timed(void *ctx, const struct pragma_side *sd, const char *dir,
 	int r;
 
 	(void)sd;
-	(void)timed_calls;
-	r = pragma_verify_saved(&R->task, R->sets, R->n_sets, dir, "timed", -1, -1, w, sizeof(w), err);
+	r = pragma_verify_saved(&R->task, R->sets, R->n_sets, dir, "timed", timed_calls, -1, -1, w, sizeof(w), err);
 	if (r > 0)
 		snprintf(why, why_len,
 			 "%s in a timed call, though the verified calls were right: the kernel behaves differently on "

@@ -94,6 +94,14 @@ out:
 	pragma_buf_release(&found);
 }
 
+/* The name a build gives its source (and so its debug lines). */
+static const char *source_base(const char *src_path)
+{
+	const char *b = strrchr(src_path, '/');
+
+	return b && b[1] ? b + 1 : src_path;
+}
+
 static int jail_prepare(struct jail *j, const char *src_path, const char *include_root, struct pragma_err *err)
 {
 	struct pragma_buf parent = PRAGMA_BUF_INIT, text = PRAGMA_BUF_INIT;
@@ -104,7 +112,10 @@ static int jail_prepare(struct jail *j, const char *src_path, const char *includ
 	pragma_buf_adds(&parent, "/build");
 	if (pragma_mkdir_p(parent.data, 0755, err) < 0 || pragma_mkdtemp(parent.data, ".cc-", &j->dir, err) < 0)
 		goto out;
-	pragma_buf_addf(&j->src, "%s/kernel.c", j->dir.data);
+	/* The copy keeps the source's own name: the object's debug lines
+	 * (which profile maps instructions to) and the compiler's messages
+	 * then name the author's file, whichever way it was built. */
+	pragma_buf_addf(&j->src, "%s/%.200s", j->dir.data, source_base(src_path));
 	pragma_buf_addf(&j->out, "%s/kernel.so", j->dir.data);
 	pragma_buf_addf(&j->tmpdir, "TMPDIR=%s", j->dir.data);
 	pragma_buf_adds(&j->include, include_root);
@@ -216,10 +227,8 @@ int pragma_build_so(const char *src_path, const char *out_so, const struct pragm
 			size_t k = strcspn(bol, "\n");
 			snprintf(line, sizeof(line), "%.*s", (int)(k < 399 ? k : 399), bol);
 			/* Paths of pragma's private copy mean nothing to the author. */
-			if (j.src.len && !strncmp(line, j.src.data, j.src.len)) {
-				memmove(line + 8, line + j.src.len, strlen(line + j.src.len) + 1);
-				memcpy(line, "kernel.c", 8);
-			}
+			if (j.dir.len && !strncmp(line, j.dir.data, j.dir.len) && line[j.dir.len] == '/')
+				memmove(line, line + j.dir.len + 1, strlen(line + j.dir.len + 1) + 1);
 		}
 		pragma_err_set(err, PRAGMA_E_NEGATIVE, "compile failed (%s)%s%s",
 			       c.timed_out ? "the compiler timed out" : pragma_child_status_str(&c, st, sizeof(st)),
@@ -288,6 +297,8 @@ int pragma_build_cached_log(const char *src_path, const struct pragma_build_opts
 	pragma_sha256_init(&h);
 	pragma_sha256_field(&h, src.data, src.len);
 	pragma_sha256_field(&h, ver, strlen(ver));
+	/* The source's name is in the object's debug lines. */
+	pragma_sha256_field(&h, source_base(src_path), strlen(source_base(src_path)));
 	pragma_sha256_field(&h, o && o->no_avx512 ? "noavx512" : "native", o && o->no_avx512 ? 8 : 6);
 	/* Everything else the object depends on: which compiler (its path, not
 	 * only its version), the fixed part of the command line, the CPU. */

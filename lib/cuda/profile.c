@@ -92,10 +92,10 @@ out:
 
 /* The outputs of the last timed call on each set, by the Verifier's rule. */
 static int check_timed(const struct pragma_task *t, const struct pragma_refset *sets, int n_sets, const char *dir,
-		       struct pragma_err *err)
+		       json_t *calls, struct pragma_err *err)
 {
 	char why[1800];
-	int r = pragma_verify_saved(t, sets, n_sets, dir, "timed", -1, -1, why, sizeof(why), err);
+	int r = pragma_verify_saved(t, sets, n_sets, dir, "timed", calls, -1, -1, why, sizeof(why), err);
 
 	if (r > 0)
 		pragma_err_set(err, PRAGMA_E_NEGATIVE, "%s in a timed call", why);
@@ -328,7 +328,7 @@ int pragma_cuda_profile_run(const struct pragma_cuda_profile_opts *o, struct pra
 			       s ? s : "crash", m ? m : "");
 		goto out;
 	}
-	if (check_timed(o->task, o->sets, o->n_sets, work.data, err) < 0)
+	if (check_timed(o->task, o->sets, o->n_sets, work.data, json_object_get(ans, "timed_calls"), err) < 0)
 		goto out;
 	{
 		json_t *t = json_object_get(ans, "times_ms"), *v;

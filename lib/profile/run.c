@@ -130,10 +130,10 @@ out:
 /* The outputs of the timed run against the reference: the profile is only
  * for kernels that compute the right thing (a wrong kernel's metrics would
  * mislead). The Verifier's comparison. */
-static int check_outputs(const struct pragma_profile_opts *o, const char *dir, struct pragma_err *err)
+static int check_outputs(const struct pragma_profile_opts *o, const char *dir, json_t *calls, struct pragma_err *err)
 {
 	char why[1800];
-	int r = pragma_verify_saved(o->task, o->sets, o->n_sets, dir, "timed", -1, -1, why, sizeof(why), err);
+	int r = pragma_verify_saved(o->task, o->sets, o->n_sets, dir, "timed", calls, -1, -1, why, sizeof(why), err);
 
 	if (r > 0) {
 		pragma_err_set(err, PRAGMA_E_NEGATIVE, "wrong_output: %s", why);
@@ -585,7 +585,7 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 			pragma_err_prefix(err, "the kernel failed in the harness");
 		goto out;
 	}
-	if (o->check_outputs && check_outputs(o, work.data, err) < 0)
+	if (o->check_outputs && check_outputs(o, work.data, json_object_get(res, "timed_calls"), err) < 0)
 		goto out;
 
 	{

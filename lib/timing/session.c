@@ -468,19 +468,52 @@ static int one_round(struct ctx *x, int first_of_session, struct pragma_err *err
 	return 0;
 }
 
-/* Keep only the rounds in which no side lost more than DISTURBANCE_OK of
- * its time to other processes, when at least a third of them (and 3)
- * qualify: calls known to be disturbed say nothing about the kernels.
- * Whole rounds go, on every side, so the selection stays symmetric. With
- * keep_all, nothing is dropped. *out receives a view per side (owning its
- * arrays). Returns the rounds kept. */
+/* The worst run-queue delay any side saw in round r. */
+static double round_worst(struct ctx *x, int r)
+{
+	double w = 0;
+
+	for (int i = 0; i < x->n; i++)
+		if (x->sides[i].t.round_delay[r] > w)
+			w = x->sides[i].t.round_delay[r];
+	return w;
+}
+
+static int cmp_delay(const void *a, const void *b)
+{
+	double x = ((const double *)a)[0], y = ((const double *)b)[0];
+
+	return x < y ? -1 : x > y;
+}
+
+/* Keep the rounds the least disturbed on every side: those in which no
+ * side lost more than DISTURBANCE_OK of its time to other processes when at
+ * least a third of them (and 3) qualify; on a machine too busy for that,
+ * the third of the rounds (at least 3) with the smallest worst delay —
+ * calls known to be disturbed say little about the kernels, and the least
+ * disturbed say the most. Whole rounds go, on every side, so the selection
+ * stays symmetric. *out receives a view per side (owning its arrays).
+ * Returns the rounds kept. */
 static int select_rounds(struct ctx *x, struct pragma_side_times *out)
 {
-	int n = common_rounds(x), clean = 0, keep_all;
+	int n = common_rounds(x), clean = 0, want = (n + 2) / 3 > 3 ? (n + 2) / 3 : 3;
+	char *keep = calloc((size_t)n + 1, 1);
 
 	for (int r = 0; r < n; r++)
-		clean += round_clean(x, r);
-	keep_all = clean == n || clean < 3 || 3 * clean < n;
+		clean += keep[r] = (char)round_clean(x, r);
+	if (clean < want) {
+		/* Too few clean rounds: the least disturbed third instead. */
+		double (*rank)[2] = malloc(sizeof(*rank) * (size_t)(n + 1));
+		for (int r = 0; r < n; r++) {
+			rank[r][0] = round_worst(x, r);
+			rank[r][1] = r;
+			keep[r] = 0;
+		}
+		qsort(rank, (size_t)n, sizeof(*rank), cmp_delay);
+		for (int k = 0; k < n && k < want; k++)
+			keep[(int)rank[k][1]] = 1;
+		free(rank);
+	}
 	for (int i = 0; i < x->n; i++) {
 		struct pragma_side_times *t = &x->sides[i].t, *o = &out[i];
 		int from = 0;
@@ -492,7 +525,7 @@ static int select_rounds(struct ctx *x, struct pragma_side_times *out)
 		o->round_session = malloc(sizeof(int) * (size_t)(n + 1));
 		for (int r = 0; r < n; r++) {
 			int cnt = t->round_count[r];
-			if (keep_all || round_clean(x, r)) {
+			if (keep[r]) {
 				memcpy(o->times_ms + o->n_times, t->times_ms + from, sizeof(double) * (size_t)cnt);
 				o->n_times += cnt;
 				o->round_median[o->n_rounds] = t->round_median[r];
@@ -503,6 +536,7 @@ static int select_rounds(struct ctx *x, struct pragma_side_times *out)
 			from += cnt;
 		}
 	}
+	free(keep);
 	return out[0].n_rounds;
 }
 
@@ -630,6 +664,12 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 	{
 		struct pragma_side_times sel[MAX_SIDES];
 		s->rounds_used = select_rounds(&x, sel);
+		/* How disturbed what the estimates rest on was. */
+		s->worst_disturbance = 0;
+		for (int i = 0; i < n; i++)
+			for (int r = 0; r < sel[i].n_rounds; r++)
+				if (sel[i].round_delay[r] > s->worst_disturbance)
+					s->worst_disturbance = sel[i].round_delay[r];
 		for (int i = 0; i < n; i++) {
 			pragma_side_times_release(&sides[i].t);
 			sides[i].t = sel[i];

@@ -11,7 +11,8 @@
 #include "pragma/verify.h"
 
 int pragma_verify_saved(const struct pragma_task *t, const struct pragma_refset *sets, int n_sets, const char *dir,
-			const char *name, double atol, double rtol, char *why, size_t why_len, struct pragma_err *err)
+			const char *name, json_t *calls, double atol, double rtol, char *why, size_t why_len,
+			struct pragma_err *err)
 {
 	for (int s = 0; s < n_sets; s++)
 		for (int k = 0; k < t->n_outputs; k++) {
@@ -22,7 +23,8 @@ int pragma_verify_saved(const struct pragma_task *t, const struct pragma_refset 
 			int rc;
 
 			snprintf(p, sizeof(p), "%s/set%d/%s_%03d.npy", dir, s, name, k);
-			if (!pragma_path_exists(p))
+			if (json_is_array(calls) ? json_integer_value(json_array_get(calls, (size_t)s)) <= 0
+						 : !pragma_path_exists(p))
 				continue; /* no such call on this set */
 			if (pragma_npy_read(p, (int)t->outputs[k].dtype, &got, err) < 0)
 				return -1;

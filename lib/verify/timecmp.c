@@ -22,8 +22,7 @@ static int check_timed(void *ctx, const struct pragma_side *sd, const char *dir,
 	int r;
 
 	(void)sd;
-	(void)timed_calls; /* sets without a timed call have no file */
-	r = pragma_verify_saved(c->t, c->sets, c->n_sets, dir, "timed", c->o->atol, c->o->rtol, w, sizeof(w), err);
+	r = pragma_verify_saved(c->t, c->sets, c->n_sets, dir, "timed", timed_calls, c->o->atol, c->o->rtol, w, sizeof(w), err);
 	if (r > 0)
 		snprintf(why, why_len,
 			 "%s in a timed call, though the verified calls were right: the kernel behaves differently on "

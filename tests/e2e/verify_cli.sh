@@ -36,5 +36,5 @@ expect_exit 1 "compile error shows the compiler" -- $PRAGMA verify transpose "$P
 grep_err "first error line and the log" "compile_error: .*undeclared_thing"
 expect_exit 1 "compile error as JSON carries the log" -- $PRAGMA verify transpose "$PRAGMA_CACHE_DIR/broken.c" \
 	--set N=61 --set M=37 --json
-jcheck "status and log" "j['status']=='compile_error' and 'undeclared_thing' in j['compile']['log'] and 'kernel.c:3' in j['message']"
+jcheck "status and log" "j['status']=='compile_error' and 'undeclared_thing' in j['compile']['log'] and 'broken.c:3' in j['message']"
 finish
