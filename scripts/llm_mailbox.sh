@@ -10,7 +10,9 @@
 #   scripts/llm_mailbox.sh next DIR...   # waits for a request in any DIR; prints its id and file
 #   scripts/llm_mailbox.sh reply DIR ID FILE   # answers it with FILE's contents
 #
-# `next` prints "DONE" once DIR/DONE exists (the run wrote it at the end).
+# `next` prints "DONE" once DIR/DONE exists (whoever ran pragma writes it at
+# the end, with how the run ended: pragma itself does not), then per mailbox
+# the requests answered and what DONE says.
 #
 # With PRAGMA_MAILBOX_BY_TASK=1 each task gets its own mailbox,
 # $PRAGMA_MAILBOX/<task>-<mode> (pragma exports PRAGMA_TASK and PRAGMA_MODE),
@@ -67,7 +69,15 @@ next)
 		fi
 		all_done=1
 		for box in "$@"; do [ -e "$box/DONE" ] || all_done=0; done
-		if [ "$all_done" = 1 ]; then echo DONE; exit 0; fi
+		if [ "$all_done" = 1 ]; then
+			# Whoever ended the runs may say how (an exit status, a reason).
+			echo DONE
+			for box in "$@"; do
+				n=$(find "$box" -maxdepth 1 -name '*.reply.md' | wc -l)
+				echo "$box: $n request(s) answered; $(head -c 300 "$box/DONE" | tr '\n' ' ')"
+			done
+			exit 0
+		fi
 		sleep 2
 	done
 	;;

@@ -1,10 +1,12 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -421,7 +423,7 @@ int pragma_ref_ensure(const struct pragma_task *t, const uint64_t *seeds, int n,
 	char (*tmp)[4096] = calloc((size_t)n, sizeof(*tmp));
 	uint64_t *miss_seed = calloc((size_t)n, sizeof(uint64_t));
 	int *miss_idx = calloc((size_t)n, sizeof(int));
-	int n_miss = 0, ret = -1, progress = -1;
+	int n_miss = 0, ret = -1, progress = -1, lock_fd = -1;
 
 	if (pragma_cache_dir(&root, err) < 0)
 		goto out;
@@ -451,6 +453,37 @@ int pragma_ref_ensure(const struct pragma_task *t, const uint64_t *seeds, int n,
 	if (!n_miss) {
 		ret = 0;
 		goto out;
+	}
+	/* Another pragma (a bench's other trajectory of this task) may be making
+	 * the same sets: one makes them, the others wait and use them. The
+	 * lock is per task and sizes (the first missing set's key). */
+	{
+		char key[65], lpath[4200];
+		entry_key(t, miss_seed[0], key);
+		snprintf(lpath, sizeof(lpath), "%s/.lock-%s", root.data, key);
+		lock_fd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (lock_fd >= 0 && flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
+			int wait = pragma_progress_begin("waiting for another pragma making the reference data of %s",
+							 t->name);
+			while (flock(lock_fd, LOCK_EX) < 0 && errno == EINTR)
+				;
+			pragma_progress_end(wait);
+		}
+		int still = 0;
+		for (int m = 0; m < n_miss; m++) {
+			struct pragma_err ignore = PRAGMA_ERR_INIT;
+			const char *dir = sets[miss_idx[m]].dir;
+			if (pragma_is_dir(dir) && entry_complete(t, dir) && pragma_ref_validate(dir, &ignore) == 0)
+				continue; /* made meanwhile */
+			miss_seed[still] = miss_seed[m];
+			miss_idx[still] = miss_idx[m];
+			still++;
+		}
+		n_miss = still;
+		if (!n_miss) {
+			ret = 0;
+			goto out;
+		}
 	}
 	/* Sizes that cannot fit are refused before anything is allocated. */
 	if (pragma_task_check_memory(t, n, err) < 0)
@@ -501,6 +534,8 @@ cleanup:
 		if (tmp[m][0])
 			pragma_rm_rf(tmp[m], NULL);
 out:
+	if (lock_fd >= 0)
+		close(lock_fd); /* releases the flock */
 	pragma_progress_end(progress);
 	free(tmp);
 	free(miss_seed);

@@ -37,4 +37,18 @@ grep_err "first error line and the log" "compile_error: .*undeclared_thing"
 expect_exit 1 "compile error as JSON carries the log" -- $PRAGMA verify transpose "$PRAGMA_CACHE_DIR/broken.c" \
 	--set N=61 --set M=37 --json
 jcheck "status and log" "j['status']=='compile_error' and 'undeclared_thing' in j['compile']['log'] and 'broken.c:3' in j['message']"
+
+# Two trajectories of a bench make the same reference data at once: one
+# makes it, the others wait for it (they once failed "cannot store ...:
+# Directory not empty", or removed a set the other was reading).
+pids=()
+for i in 1 2 3; do
+	$PRAGMA verify transpose "$K" --set N=900 --set M=700 >/tmp/e2e.par$i.$$ 2>&1 &
+	pids+=($!)
+done
+npar=0
+for i in 1 2 3; do wait "${pids[$((i - 1))]}" && npar=$((npar + 1)); done
+[ "$npar" = 3 ] && ok "three verifies making the same reference data at once all pass" ||
+	{ bad "only $npar of 3 concurrent verifies passed"; cat /tmp/e2e.par*.$$; }
+rm -f /tmp/e2e.par*.$$
 finish
