@@ -268,8 +268,9 @@ void pragma_machine_uarch_text(const struct pragma_machine *m, struct pragma_buf
 			m->model, u->parts);
 	pragma_buf_addf(out, "- Vectors: %d-bit ISA on %d-bit units: %s\n", u->vector_bits, u->datapath_bits,
 			u->vector_note);
-	pragma_buf_addf(out, "- FMA: %d unit%s per core (%s), latency %d cycles: keep at least %d independent "
-			     "accumulators to cover it\n",
+	pragma_buf_addf(out, "- FMA: %d unit%s per core (%s), latency %d cycles: a loop bound by FP "
+			     "arithmetic needs at least %d independent accumulators to cover it (memory-bound "
+			     "loops do not)\n",
 			u->fma_units, u->fma_units == 1 ? "" : "s", u->fma_note ? u->fma_note : "", u->fma_latency,
 			u->fma_units * u->fma_latency);
 	pragma_buf_addf(out, "- Cache latency (load-to-use, cycles): L1 %s, L2 %s, L3 %s\n", u->l1_latency,
