@@ -4,12 +4,13 @@
 # Runs `pragma eval` RUNS times (default 8) on controls whose truth is known
 # and recomputes, from the very same timed calls (--json keeps every call,
 # round by round), the speedup by several estimators:
-#   median-all   ratio of the medians of all calls (pragma before 2026-11)
+#   median-all   ratio of the medians of all calls kept (pragma's estimate,
+#                include/pragma/timing.h, chosen by this script's results)
 #   mean-all     ratio of the means
 #   min-all      ratio of the fastest calls
 #   p10-all      ratio of the 10th percentiles
 #   med-rmin     ratio of the medians over rounds of each round's fastest
-#                call (pragma's estimator, include/pragma/timing.h)
+#                call (Chen & Revels' minimum, made robust to one lucky call)
 #   paired       median over rounds of the per-round ratio of round medians
 # and prints, per control and estimator: the mean ratio, the spread across
 # runs (standard deviation of log ratio, in %), the worst deviation from the
