@@ -1,7 +1,8 @@
 /*
- * The harness's internals, shared by harness.c (the protocol), sandbox.c
- * (Landlock, seccomp, the compiler jail) and guard.c (signal handlers and
- * the allocation watch).
+ * The harness's internals, shared by protocol.c (the protocol, for every
+ * harness), harness.c (the CPU harness's part of it), sandbox.c (Landlock,
+ * seccomp, the compiler jail) and guard.c (signal handlers and the
+ * allocation watch; the CUDA harness links it too).
  *
  * Order of confinement (DESIGN 3.4):
  *   1. load inputs, allocate outputs, pre-open every output file;
