@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "pragma/build.h"
+#include "pragma/cuda.h"
 #include "pragma/fs.h"
 #include "pragma/proc.h"
 #include "pragma/refdata.h"
@@ -461,6 +462,64 @@ static void test_profile_mode(void **state)
 	pragma_buf_release(&work);
 }
 
+/* pragma-cuda-harness reads its own members of the request: profiler
+ * mode from sandbox.profiler, or from the top level where
+ * lib/cuda/profile.c puts it. Its answer's sandbox report says what it
+ * parsed, with or without a device (no_device, or link_error for a kernel
+ * that does not exist). */
+static void test_cuda_members(void **state)
+{
+	static const char *const cases[] = { "none", "sandbox", "top" };
+	char so[512], req[4400], path[4400];
+	struct pragma_buf work = PRAGMA_BUF_INIT, h = PRAGMA_BUF_INIT;
+	struct pragma_run_opts o;
+	struct pragma_run_result r;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	json_error_t jerr;
+
+	(void)state;
+	NEED_CC();
+	if (pragma_cuda_harness_path(&h, &err) < 0)
+		skip_because("pragma-cuda-harness was not built (no nvcc)");
+	build("members", FWD "twice(in, out); return 0; }\n", so, sizeof(so));
+	opts(so, &work, &o);
+	o.time_mode = 1;
+	o.reps = 1;
+	assert_int_equal(pragma_run_kernel(&o, &r, &err), 0);
+	assert_true(r.ok);
+	pragma_run_result_release(&r);
+	snprintf(req, sizeof(req), "%s/request-time.json", work.data);
+	for (int c = 0; c < 3; c++) {
+		struct pragma_child ch = PRAGMA_CHILD_INIT;
+		json_t *rq = json_load_file(req, 0, &jerr), *a, *sbx;
+
+		assert_non_null(rq);
+		json_object_set_new(rq, "kernel", json_string("/nonexistent/kernel.so"));
+		json_object_set_new(rq, "device", json_integer(0));
+		if (c == 1)
+			json_object_set_new(json_object_get(rq, "sandbox"), "profiler", json_true());
+		if (c == 2)
+			json_object_set_new(rq, "profiler", json_true());
+		snprintf(path, sizeof(path), "%s/request-%s.json", work.data, cases[c]);
+		assert_int_equal(json_dump_file(rq, path, 0), 0);
+		json_decref(rq);
+		a = ask(h.data, path, &ch);
+		if (!a)
+			fail_msg("%s: no answer; stderr: %s", cases[c], ch.err.data);
+		assert_false(json_is_true(json_object_get(a, "ok")));
+		sbx = json_object_get(a, "sandbox");
+		assert_non_null(sbx);
+		if (json_is_true(json_object_get(sbx, "profiler")) != (c > 0))
+			fail_msg("%s: profiler mode %s (%s: %s)", cases[c], c ? "off" : "on",
+				 json_string_value(json_object_get(a, "status")),
+				 json_string_value(json_object_get(a, "message")));
+		json_decref(a);
+		pragma_child_release(&ch);
+	}
+	pragma_buf_release(&h);
+	pragma_buf_release(&work);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +528,7 @@ int main(void)
 		cmocka_unit_test(test_poison),
 		cmocka_unit_test(test_time_and_serve),
 		cmocka_unit_test(test_profile_mode),
+		cmocka_unit_test(test_cuda_members),
 	};
 
 	return pragma_run_tests(tests, setup, teardown);
