@@ -8,8 +8,10 @@
  * takes a backend and never asks which one it has.
  *
  * Adding a backend (OpenCL on PoCL, HIP, ...) is one file in lib/backend/
- * that fills a struct pragma_backend, its harness in runtime/ (speaking the
- * harness protocol of runtime/harness.h), and one line in the registry
+ * that fills a struct pragma_backend, its harness in runtime/ (a main()
+ * that hands the shared protocol, runtime/protocol.c, a struct harness_ops
+ * of what differs: where tensors live, how a call is timed and checked, the
+ * sandbox; runtime/protocol.h), and one line in the registry
  * (lib/backend/backend.c). DESIGN.md §2 lists what each member must do.
  */
 #ifndef PRAGMA_BACKEND_H
