@@ -221,6 +221,7 @@ static void print_table(json_t *const *metrics, const char *const *labels, int n
 	static const char *const group_label[] = { "KernelBench tasks (baseline: PyTorch)",
 						   "native C tasks (baseline: the C reference or its baseline.c)" };
 	int spread = 0;
+	long long above = 0, fewer = 0;
 	char cell[96];
 
 	for (int k = 0; k < n; k++)
@@ -257,11 +258,32 @@ static void print_table(json_t *const *metrics, const char *const *labels, int n
 				       (long long)json_integer_value(json_object_get(m, "tasks")));
 				for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
 					fmt_metric(cell, sizeof(cell), m, rows[r].name, rows[r].pct);
+					if (m && !strcmp(rows[r].name, "median_roof") && strcmp(cell, "-")) {
+						/* Roof fractions that need a word: the legend below. */
+						json_t *rn = json_object_get(m, "roof_notes");
+						json_int_t a = json_integer_value(json_object_get(rn, "above_roof"));
+						json_int_t f = json_integer_value(json_object_get(rn, "fewer_flops"));
+						size_t l = strlen(cell);
+						snprintf(cell + l, sizeof(cell) - l, "%s%s", a ? "*" : "", f ? "#" : "");
+						if (sc == 0) {
+							above += a;
+							fewer += f;
+						}
+					}
 					printf(" %-*s", w, m ? cell : "-");
 				}
 				printf("\n");
 			}
 	}
+	if (above)
+		printf("roof *: %lld best kernel%s above 100%% of the roofline: %s moved the task's minimal bytes\n"
+		       "faster than pragma's streaming kernels did when the roof was measured (cache-resident\n"
+		       "data, or a roof measured on a busier machine): read it as at the roof.\n",
+		       above, above == 1 ? " is" : "s are", above == 1 ? "it" : "they");
+	if (fewer)
+		printf("roof #: %lld best kernel%s the task's FLOP count above the FP32 peak (fewer FLOPs than\n"
+		       "counted: Winograd, Strassen); %s fraction is of the bandwidth roof, not the compute roof.\n",
+		       fewer, fewer == 1 ? " runs" : "s run", fewer == 1 ? "its" : "their");
 }
 
 static void fmt_secs(char *b, size_t n, double s)
@@ -302,16 +324,24 @@ static void print_suite(json_t *suite, json_t *outcomes, json_t *metrics)
 	       json_string_value(json_object_get(suite, "status")));
 	printf("suite:     %s\n", json_string_value(json_object_get(suite, "suite_path")));
 	printf("\nPer task (trajectory):\n");
-	printf("  %-28s %-18s %-3s %-12s %-22s %-8s %-9s %s\n", "task", "category", "traj", "baseline", "best speedup [IQR]",
+	printf("  %-28s %-18s %-3s %-12s %-22s %-8s %-9s %s\n", "task", "category", "traj", "baseline", "best speedup [95%]",
 	       "attempt", "tokens", "failures");
+	int older = 0, busy = 0;
 	json_array_foreach(outcomes, i, o) {
 		char sp[64], fl[256] = "";
 		json_t *s = json_object_get(o, "speedup");
 		if (json_is_true(json_object_get(o, "correct")) && json_is_number(s)) {
+			/* Older runs stored an interquartile range: marked, not
+			 * passed off as the 95% interval. */
+			const char *kind = json_string_value(json_object_get(o, "spread_kind"));
+			int old = kind && strcmp(kind, "95% interval");
+			older |= old;
+			busy += json_is_true(json_object_get(o, "busy"));
 			if (json_is_number(json_object_get(o, "speedup_lo")))
-				snprintf(sp, sizeof(sp), "%.2fx [%.2f..%.2f]", json_number_value(s),
+				snprintf(sp, sizeof(sp), "%.2fx [%.2f..%.2f]%s%s", json_number_value(s),
 					 json_number_value(json_object_get(o, "speedup_lo")),
-					 json_number_value(json_object_get(o, "speedup_hi")));
+					 json_number_value(json_object_get(o, "speedup_hi")), old ? " IQR" : "",
+					 json_is_true(json_object_get(o, "busy")) ? " BUSY" : "");
 			else
 				snprintf(sp, sizeof(sp), "%.2fx", json_number_value(s));
 		} else {
@@ -354,9 +384,17 @@ static void print_suite(json_t *suite, json_t *outcomes, json_t *metrics)
 		free(s);
 	}
 	printf("\n~: tokens estimated from characters (an exec provider reports none).\n");
-	printf("Speedups are the final interleaved comparison of each task's best kernel against its\n"
-	       "baseline (9 rounds; [IQR] the middle half of per-round ratios). Means are over correct\n"
-	       "kernels only; Success and fast_p count every task.\n");
+	printf("Speedups are the final comparison of each task's best kernel against its baseline: a\n"
+	       "timing session of its own (interleaved rounds in fresh processes), the ratio of the\n"
+	       "medians with [its 95%% interval], a bootstrap over the session's sessions and rounds.\n"
+	       "Means are over correct kernels only; Success and fast_p count every task.\n");
+	if (older)
+		printf("IQR: a run stored before the 95%% intervals; its bracket is the interquartile range of\n"
+		       "per-round ratios, not an interval of the speedup.\n");
+	if (busy)
+		printf("WARNING: %d final comparison%s ran on a BUSY machine (few rounds undisturbed by other\n"
+		       "processes): %s unreliable; measure again when it is quieter (pragma eval).\n",
+		       busy, busy == 1 ? "" : "s", busy == 1 ? "its speedup is" : "their speedups are");
 	json_decref(tt);
 }
 

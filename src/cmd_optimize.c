@@ -7,7 +7,9 @@
 #include "opts.h"
 #include "pragma/agents.h"
 #include "pragma/backend.h"
+#include "pragma/bench.h"
 #include "pragma/fs.h"
+#include "pragma/report.h"
 #include "pragma/store.h"
 #include "pragma/task.h"
 
@@ -159,12 +161,17 @@ static const char *demo_recording(const char *task, const char *mode, char *buf,
 	return r;
 }
 
+/* The run's attempts as the report shows them: one time per attempt (its
+ * timing session's), its speedup with the 95% interval, its comparison with
+ * the best in that session, the measurement's decision, and the Conductor's
+ * own verdict beside it (marked when the replies were replayed). */
 static void print_trace(const char *db, const char *run_id)
 {
 	struct pragma_store *s;
 	struct pragma_err e = PRAGMA_ERR_INIT;
-	json_t *run, *a;
+	json_t *run, *a, *dec;
 	size_t i;
+	int recorded;
 
 	if (pragma_store_open(&s, db, &e) < 0)
 		return;
@@ -172,27 +179,53 @@ static void print_trace(const char *db, const char *run_id)
 	pragma_store_close(s);
 	if (!run)
 		return;
-	printf("\nConductor's trace:\n");
+	dec = pragma_report_decisions(run);
+	recorded = pragma_report_replayed(run);
+	printf("\nattempts (time and speedup from each attempt's timing session; the decision is the\n"
+	       "measurement's, the Conductor's verdict its own opinion):\n");
+	if (recorded)
+		printf("note: the Conductor's text was %s.\n", pragma_report_replay_note);
 	json_array_foreach(json_object_get(run, "attempts"), i, a) {
-		json_t *c = json_object_get(a, "conductor");
+		json_t *c = json_object_get(a, "conductor"), *d = NULL, *x, *spr = json_object_get(a, "speedup_spread");
+		size_t k;
 		const char *st = json_string_value(json_object_get(a, "status"));
+		if (json_integer_value(json_object_get(a, "candidate")))
+			continue;
+		json_array_foreach(dec, k, x)
+			if (json_integer_value(json_object_get(x, "n")) == json_integer_value(json_object_get(a, "n")))
+				d = x;
 		printf("\n-- attempt %lld: %s", (long long)json_integer_value(json_object_get(a, "n")), st ? st : "?");
-		if (json_is_number(json_object_get(a, "speedup")))
+		if (json_is_number(json_object_get(a, "time_ms")))
+			printf(", %.3f ms", json_number_value(json_object_get(a, "time_ms")));
+		if (json_is_number(json_object_get(a, "speedup"))) {
 			printf(", %.2fx", json_number_value(json_object_get(a, "speedup")));
-		if (json_integer_value(json_object_get(a, "is_best")))
-			printf(" [best]");
+			if (json_is_number(json_object_get(spr, "lo")) && json_is_number(json_object_get(spr, "hi")))
+				printf(" [%.2f–%.2f%s]", json_number_value(json_object_get(spr, "lo")),
+				       json_number_value(json_object_get(spr, "hi")),
+				       !strcmp(pragma_bench_spread_kind(spr) ?: "", "95% interval") ? ", 95% interval" :
+												    ", older run: interquartile range");
+		}
+		if (d) {
+			if (json_is_string(json_object_get(d, "vs_best")))
+				printf("; vs best: %s", json_string_value(json_object_get(d, "vs_best")));
+			printf("; decision: %s", json_string_value(json_object_get(d, "badge")));
+		}
 		printf("\n");
 		if (!c || json_is_null(c))
 			continue;
 		const char *v = json_string_value(json_object_get(c, "verdict"));
 		const char *b = json_string_value(json_object_get(c, "bottleneck"));
 		const char *act = json_string_value(json_object_get(c, "actions"));
-		printf("   verdict:    %s\n", v ? v : "?");
+		const char *sum = json_string_value(json_object_get(c, "summary"));
+		printf("   the Conductor's verdict: %s%s\n", v && *v ? v : "none", recorded ? " (recorded)" : "");
 		if (b && *b)
 			printf("   bottleneck: %.400s\n", b);
 		if (act && *act)
 			printf("   actions:    %.600s\n", act);
+		if (sum && *sum)
+			printf("   summary:    %.600s\n", sum);
 	}
+	json_decref(dec);
 	json_decref(run);
 }
 
@@ -349,16 +382,36 @@ int cmd_optimize(int argc, char **argv)
 	printf("run:       %s (%s mode%s)\n", json_string_value(json_object_get(res, "run")),
 	       json_string_value(json_object_get(res, "mode")), replay ? ", REPLAYED model replies" : "");
 	printf("task:      %s\n", json_string_value(json_object_get(res, "task")));
-	printf("baseline:  %.3f ms (%s)\n", json_number_value(json_object_get(json_object_get(res, "baseline"), "median")),
+	printf("baseline:  %.3f ms (%s, measured at the start; each timing session times it again beside the kernels)\n", json_number_value(json_object_get(json_object_get(res, "baseline"), "median")),
 	       json_string_value(json_object_get(res, "baseline_kind")));
 	if (json_is_object(best)) {
-		json_t *sp = json_object_get(best, "speedup_spread");
-		printf("best:      attempt %lld: %.3f ms, %.2fx", (long long)json_integer_value(json_object_get(best, "attempt")),
-		       json_number_value(json_object_get(best, "time_ms")), json_number_value(json_object_get(best, "speedup")));
-		if (sp)
-			printf(" (interleaved rounds, middle half: %.2fx .. %.2fx)", json_number_value(json_object_get(sp, "lo")),
-			       json_number_value(json_object_get(sp, "hi")));
-		printf("\nkernel:    %s\n", json_string_value(json_object_get(best, "path")));
+		json_t *sp = json_object_get(best, "speedup_spread"), *fin = json_object_get(best, "final");
+		json_t *own = json_object_get(best, "in_its_attempt");
+		char cond[320];
+		/* The attempt's one time is its session's; the final comparison
+		 * is a session of its own, and says so. */
+		printf("best:      attempt %lld", (long long)json_integer_value(json_object_get(best, "attempt")));
+		if (json_is_object(own))
+			printf(": %.3f ms, %.2fx [%.2f–%.2f] in its attempt's session",
+			       json_number_value(json_object_get(own, "time_ms")), json_number_value(json_object_get(own, "speedup")),
+			       json_number_value(json_object_get(own, "lo")), json_number_value(json_object_get(own, "hi")));
+		printf("\n");
+		if (json_is_object(fin)) {
+			int busy = pragma_bench_final_text(fin, cond, sizeof(cond));
+			printf("final:     %.3f ms against the baseline's %.3f ms in the same rounds: %.2fx",
+			       json_number_value(json_object_get(fin, "time_ms")),
+			       json_number_value(json_object_get(fin, "baseline_ms")),
+			       json_number_value(json_object_get(best, "speedup")));
+			if (sp)
+				printf(" [%.2f–%.2f, 95%% interval]", json_number_value(json_object_get(sp, "lo")),
+				       json_number_value(json_object_get(sp, "hi")));
+			printf("\n           (%s)\n", cond);
+			if (busy && json_is_string(json_object_get(best, "warning")))
+				printf("WARNING:   %s\n", json_string_value(json_object_get(best, "warning")));
+		} else {
+			printf("final:     no final comparison ran; the figures above are the attempt's session's\n");
+		}
+		printf("kernel:    %s\n", json_string_value(json_object_get(best, "path")));
 	} else {
 		printf("best:      none — no attempt produced a verified kernel\n");
 	}

@@ -31,6 +31,31 @@ extern const double pragma_bench_fast_p[];
  *    "failed": {"status": count}, "tokens", "cost", "seconds":
  *    {"llm", "verify", "timing", "profile", "lock_wait", "total"}} */
 json_t *pragma_bench_outcome(json_t *run);
+/* The outcome also holds, for a correct kernel: "roof_note" (why the
+ * fraction is of the bandwidth roof, or above 100%), "spread_kind"
+ * (pragma_bench_spread_kind), and from the final comparison "final" (its
+ * rounds and interference as the run stored them), "busy", "warning", and
+ * "in_its_attempt" (the best's numbers in its own attempt's session). */
+
+/* A stored profile's fraction of its roofline (metrics as an attempt holds
+ * them), NaN when none: the bandwidth fraction for a kernel that runs the
+ * task's FLOP count above the FP32 peak (it does fewer FLOPs than counted;
+ * older profiles stored the compute fraction). note (len > 0) gets why,
+ * whenever the fraction needs explaining (that, or above 100%), else "". */
+double pragma_bench_roof(json_t *metrics, char *note, size_t len);
+
+/* What a stored speedup_spread {lo, hi, method} is: "95% interval" (a
+ * bootstrap over a timing session's sessions and rounds, DESIGN 3.5),
+ * "interquartile range (older run)" (runs stored before), or NULL when it
+ * holds no interval. */
+const char *pragma_bench_spread_kind(json_t *speedup_spread);
+
+/* The final comparison's conditions (a run summary's best.final): "14 of 15
+ * rounds undisturbed, the worst round kept lost 4% of its time to other
+ * processes", prefixed "a BUSY machine: " when too few rounds were clean.
+ * Returns 1 when busy (its figures are unreliable: say so), 0 otherwise or
+ * when final is not an object (buf ""). */
+int pragma_bench_final_text(json_t *final, char *buf, size_t len);
 
 /* A suite run's outcomes (suite as pragma_store_suite_get gives it): every
  * task of its configuration in every trajectory, from the task's last run
@@ -44,7 +69,10 @@ json_t *pragma_bench_suite_outcomes(json_t *suite, json_t *by_outcome);
  * GROUP = {"all": M, "categories": {"matmul": M, ...}}
  * M = {"tasks", "trajectories", "success", "fast": {"0": f, "1": f, "1.5": f,
  *      "2": f}, "mean", "geomean", "median_roof", "tokens_per_task",
- *      "cost_per_task"}; each number is the mean over trajectories, and with
+ *      "cost_per_task", "roof_notes": {"fewer_flops", "above_roof"}: how many
+ *      of the roof fractions (all trajectories) are of the bandwidth roof
+ *      because the kernel does fewer FLOPs than counted, and how many are
+ *      above 100%}; each number is the mean over trajectories, and with
  *      more than one trajectory M also holds "spread": {name: {"min","max",
  *      "sd"}} for every metric. Speedup means are over correct kernels only;
  *      null when there are none. */

@@ -49,21 +49,53 @@ struct pragma_change {
 	char name[96];
 	double before, after;
 	int direction;           /* +1 higher, -1 lower */
-	int assessment;          /* +1 better, -1 worse, 0 neither (the registry has no preference) */
+	int assessment;          /* +1 better, -1 worse, 0 neither (the registry has no preference, or see algorithm) */
+	int algorithm;           /* a count of the work done that moved with the algorithm (or against the time):
+				  * neither better nor worse, text says so */
 	char text[256];          /* "IPC higher (1.37 -> 1.49)" */
+};
+
+/* What an interleaved timing session said about the candidate against the
+ * best (DESIGN 3.5), for comparisons whose caller knows it: the profiles'
+ * own time.* figures are one profiled run each (counters on), not the
+ * attempt's time. */
+enum pragma_time_verdict {
+	PRAGMA_TIME_UNKNOWN = 0,    /* not given: judged from the profiles (see below) */
+	PRAGMA_TIME_FASTER,         /* the candidate is faster, beyond the interval and the margin */
+	PRAGMA_TIME_SLOWER,
+	PRAGMA_TIME_SAME,           /* not distinguishable, or the same within the noise */
 };
 
 /* Metric by metric, what changed beyond each metric's noise between best
  * and cur (both must have it). *out is malloc'ed (free it); the speedup or
- * time comes first, then registry order. */
+ * time comes first, then registry order.
+ *
+ * Counts of the work a kernel does (FMA, FP and total instructions, loads,
+ * stores, uops per hot-loop iteration...) move when the algorithm changes
+ * (Winograd does fewer multiplies), so they are judged by the time, never
+ * against it: a count whose registry direction would call it worse while
+ * the time improved (or better while the time got worse) is "changed with
+ * the algorithm", as is every such count when one kernel runs the task's
+ * FLOP count above the FP32 peak and the other does not (it does fewer
+ * FLOPs than counted: roof.flops_over_peak). The time is t when given; else
+ * the profiles' roofline rates (which use the attempt's session time where
+ * the loop profiled), else their speedups, else their median times. */
 int pragma_profile_compare(const struct pragma_profile *best, const struct pragma_profile *cur,
 			   struct pragma_change **out, size_t *n);
+int pragma_profile_compare_timed(const struct pragma_profile *best, const struct pragma_profile *cur,
+				 enum pragma_time_verdict t, struct pragma_change **out, size_t *n);
 /* The paper's sentences: "speedup dropped from 2.93x to 2.54x; IPC higher
  * (1.37 -> 1.49); backend bound lower (61.8% -> 57.2%)", one change per
  * line, with a caveat line when the simulated figures cover one thread of
- * several or when the time change is within one run's noise. */
+ * several or when the time change is within one run's noise. With a
+ * session verdict (the _timed form), the profiles' own time.* figures are
+ * labelled as the profiled runs' and not judged: the session decides. */
 void pragma_profile_compare_text(const struct pragma_profile *best, const struct pragma_profile *cur,
 				 struct pragma_buf *out);
+void pragma_profile_compare_text_timed(const struct pragma_profile *best, const struct pragma_profile *cur,
+				       enum pragma_time_verdict t, struct pragma_buf *out);
+/* [{"name", "before", "after", "change": "higher"|"lower", "assessment":
+ * "better"|"worse"|"neutral"|"changed with the algorithm", "text"}] */
 json_t *pragma_profile_compare_json(const struct pragma_profile *best, const struct pragma_profile *cur);
 
 #endif

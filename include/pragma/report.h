@@ -46,4 +46,20 @@ json_t *pragma_report_model(json_t *sources, struct pragma_err *err);
 int pragma_report_render(json_t *model, enum pragma_report_format fmt, const char *origin, struct pragma_buf *out,
 			 struct pragma_err *err);
 
+/* The loop's decisions over a stored run (as pragma_store_run_get gives
+ * it), replayed from the measurements (DESIGN 3.5), one per own attempt row
+ * in order: [{"n", "status", "badge": "new best"|"best kept"|"the same
+ * build"|the failure category, "became_best", "same_build", "best_n" (the
+ * best after it; 0: none), "vs_best": "1.03x vs #2 [0.97–1.09], not
+ * distinguishable"|null, "conductor": the Conductor's own verdict
+ * word|null}]. The badge is the measurement's; the Conductor's word is
+ * only ever shown beside it. */
+json_t *pragma_report_decisions(json_t *run);
+
+/* Whether a run's model replies were replayed from a recording (its llm is
+ * "replay:…"): the Conductor's text then cites another machine's numbers,
+ * and pragma_report_replay_note says so. */
+int pragma_report_replayed(json_t *run);
+extern const char pragma_report_replay_note[];
+
 #endif

@@ -558,9 +558,15 @@ void agents_compare_profiles(const struct agents_eval *cur, const struct agents_
 
 	pragma_profile_init(&a);
 	pragma_profile_init(&b);
+	/* The attempt's session timed it beside the best: that decides the
+	 * time, not the two profiled runs (and counts of work are judged by
+	 * it: Winograd's falling FMA count is not "worse"). */
+	enum pragma_time_verdict t = !cur->vs_best_n ? PRAGMA_TIME_UNKNOWN :
+				     cur->vs_best.cmp == PRAGMA_CMP_FASTER ? PRAGMA_TIME_FASTER :
+				     cur->vs_best.cmp == PRAGMA_CMP_SLOWER ? PRAGMA_TIME_SLOWER : PRAGMA_TIME_SAME;
 	if (cur->profile && best->profile && pragma_profile_from_json(best->profile, &b, &e) == 0 &&
 	    pragma_profile_from_json(cur->profile, &a, &e) == 0)
-		pragma_profile_compare_text(&b, &a, out);
+		pragma_profile_compare_text_timed(&b, &a, t, out);
 	pragma_profile_release(&a);
 	pragma_profile_release(&b);
 }

@@ -4,6 +4,7 @@
  * trajectories (mean and spread). Every number comes from the run store.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,65 @@ static const char *category_of(const char *c)
 	return "others";
 }
 
+double pragma_bench_roof(json_t *mets, char *note, size_t len)
+{
+	double roof = num(json_object_get(json_object_get(mets, "roof.pct_roof"), "value"), NAN) / 100;
+	double over = num(json_object_get(json_object_get(mets, "roof.flops_over_peak"), "value"), NAN);
+	double pfl = num(json_object_get(json_object_get(mets, "roof.pct_peak_flops"), "value"), NAN);
+	double pbw = num(json_object_get(json_object_get(mets, "roof.pct_peak_bw"), "value"), NAN);
+	size_t k = 0;
+
+	if (len)
+		note[0] = '\0';
+	/* A task FLOP rate above the FP32 peak is a cheaper algorithm
+	 * (Winograd, Strassen), not 133% of a roof: its roof is bandwidth.
+	 * Profiles recorded before pragma knew that stored the compute
+	 * fraction; take their bandwidth fraction instead. */
+	if (isnan(over) && pfl > 100)
+		over = pfl / 100;
+	if (!isnan(over)) {
+		roof = pbw / 100;
+		k = (size_t)snprintf(note, len, "bandwidth roof: the task's FLOP count runs at %.2fx the FP32 peak, so the "
+						"kernel does fewer FLOPs than counted (Winograd/Strassen-like)", over);
+	}
+	if (roof > 1 && k < len)
+		snprintf(note + k, len - k, "%sabove 100%%: it moved the task's minimal bytes faster than pragma's "
+					    "streaming kernels did when the roof was measured (data that stays in cache "
+					    "between calls, or a roof measured on a busier machine): read it as at the roof",
+			 k ? "; " : "");
+	return roof;
+}
+
+const char *pragma_bench_spread_kind(json_t *spread)
+{
+	const char *m = json_string_value(json_object_get(spread, "method"));
+
+	if (!json_is_number(json_object_get(spread, "lo")) || !json_is_number(json_object_get(spread, "hi")))
+		return NULL;
+	if (m && strstr(m, "95%"))
+		return "95% interval";
+	if (m && (strstr(m, "interquartile") || strstr(m, "IQR") || strstr(m, "middle half")))
+		return "interquartile range (older run)";
+	return "spread (older run, method not recorded)";
+}
+
+int pragma_bench_final_text(json_t *final, char *buf, size_t len)
+{
+	double worst = num(json_object_get(final, "worst_run_delay_share"), NAN);
+	json_int_t made = json_integer_value(json_object_get(final, "rounds_made"));
+	json_int_t clean = json_integer_value(json_object_get(final, "rounds_clean"));
+	int busy = json_is_true(json_object_get(final, "busy"));
+
+	if (len)
+		buf[0] = '\0';
+	if (!json_is_object(final))
+		return 0;
+	snprintf(buf, len, "%s%lld of %lld rounds undisturbed, the worst round kept lost %.0f%% of its time to other "
+			   "processes",
+		 busy ? "a BUSY machine: " : "", (long long)clean, (long long)made, isnan(worst) ? 0 : 100 * worst);
+	return busy;
+}
+
 json_t *pragma_bench_outcome(json_t *run)
 {
 	json_t *cfg = json_object_get(run, "config"), *att = json_object_get(run, "attempts"), *a, *best = NULL;
@@ -70,25 +130,15 @@ json_t *pragma_bench_outcome(json_t *run)
 	sec[2] += num(json_object_get(json_object_get(sum, "final_seconds"), "timing"), 0);
 	sec[4] += num(json_object_get(json_object_get(sum, "final_seconds"), "lock_wait"), 0);
 	int correct = best && !strcmp(json_string_value(json_object_get(best, "status")) ?: "", "ok");
-	double sp = NAN, lo = NAN, hi = NAN, roof = NAN, over = NAN;
+	double sp = NAN, lo = NAN, hi = NAN, roof = NAN;
+	char roof_note[512] = "";
 	if (correct) {
 		/* The final interleaved comparison when the run got that far. */
 		sp = num(json_object_get(sbest, "speedup"), num(json_object_get(run, "best_speedup"),
 								num(json_object_get(best, "speedup"), NAN)));
 		lo = num(json_object_get(json_object_get(sbest, "speedup_spread"), "lo"), NAN);
 		hi = num(json_object_get(json_object_get(sbest, "speedup_spread"), "hi"), NAN);
-		json_t *mets = json_object_get(best, "metrics");
-		roof = num(json_object_get(json_object_get(mets, "roof.pct_roof"), "value"), NAN) / 100;
-		/* A task FLOP rate above the FP32 peak is a cheaper algorithm
-		 * (Winograd, Strassen), not 133% of a roof: its roof is bandwidth.
-		 * Profiles recorded before pragma knew that stored the compute
-		 * fraction; take their bandwidth fraction instead. */
-		over = num(json_object_get(json_object_get(mets, "roof.flops_over_peak"), "value"), NAN);
-		double pfl = num(json_object_get(json_object_get(mets, "roof.pct_peak_flops"), "value"), NAN);
-		if (isnan(over) && pfl > 100)
-			over = pfl / 100;
-		if (!isnan(over))
-			roof = num(json_object_get(json_object_get(mets, "roof.pct_peak_bw"), "value"), NAN) / 100;
+		roof = pragma_bench_roof(json_object_get(best, "metrics"), roof_note, sizeof(roof_note));
 	}
 	double total = 0;
 	for (int k = 0; k < 6; k++)
@@ -109,10 +159,24 @@ json_t *pragma_bench_outcome(json_t *run)
 		      (json_int_t)(json_integer_value(json_object_get(calls, "prompt_tokens")) +
 				   json_integer_value(json_object_get(calls, "completion_tokens"))),
 		      "cost", num(json_object_get(calls, "cost"), 0));
-	if (!isnan(over))
-		json_object_set_new(o, "roof_note", json_sprintf("bandwidth roof: the task's FLOP count runs at %.2fx the "
-								 "FP32 peak, so the kernel does fewer FLOPs than counted "
-								 "(Winograd/Strassen-like)", over));
+	if (roof_note[0])
+		json_object_set_new(o, "roof_note", json_string(roof_note));
+	if (correct) {
+		/* How far to trust the final comparison: the machine's state
+		 * while it ran, and which kind of spread the run recorded. */
+		json_t *fin = json_object_get(sbest, "final");
+		const char *skind = pragma_bench_spread_kind(json_object_get(sbest, "speedup_spread"));
+		if (skind)
+			json_object_set_new(o, "spread_kind", json_string(skind));
+		if (json_is_object(fin)) {
+			json_object_set(o, "final", fin);
+			json_object_set_new(o, "busy", json_boolean(json_is_true(json_object_get(fin, "busy"))));
+		}
+		if (json_is_string(json_object_get(sbest, "warning")))
+			json_object_set(o, "warning", json_object_get(sbest, "warning"));
+		if (json_is_object(json_object_get(sbest, "in_its_attempt")))
+			json_object_set(o, "in_its_attempt", json_object_get(sbest, "in_its_attempt"));
+	}
 	/* exec providers: counted from characters, not by the model. */
 	json_object_set_new(o, "tokens_estimated", json_boolean(json_integer_value(json_object_get(calls, "estimated")) > 0));
 	json_object_set_new(o, "seconds", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "llm", sec[0], "compile",
@@ -230,6 +294,19 @@ static json_t *summarize(json_t **o, int n)
 			"success", jnum(mean[M_SUCCESS]), "fast", fast, "mean", jnum(mean[M_MEAN]), "geomean",
 			jnum(mean[M_GEOMEAN]), "median_roof", jnum(mean[M_ROOF]), "tokens_per_task",
 			jnum(mean[M_TOKENS]), "cost_per_task", jnum(mean[M_COST]));
+	{
+		/* Roof fractions that need a word (Table I's footnotes). */
+		int fewer = 0, above = 0;
+		for (int i = 0; i < n; i++) {
+			json_t *rf = json_object_get(o[i], "roof");
+			const char *note = json_string_value(json_object_get(o[i], "roof_note"));
+			if (!json_is_true(json_object_get(o[i], "correct")) || !json_is_number(rf))
+				continue;
+			fewer += note && strstr(note, "fewer FLOPs") != NULL;
+			above += json_number_value(rf) > 1;
+		}
+		json_object_set_new(res, "roof_notes", json_pack("{s:i, s:i}", "fewer_flops", fewer, "above_roof", above));
+	}
 	if (n_traj > 1) {
 		spread = json_object();
 		for (int j = 0; j < M_N; j++)

@@ -25,6 +25,66 @@ static int changed(const struct pragma_metric_def *d, const char *unit, double a
 	return 1;
 }
 
+/* Counts that measure how much work the code does, which a different
+ * algorithm changes whatever its quality. */
+static const char *const work_counts[] = {
+	"static.fma", "static.fp_ops", "static.fp_mul", "static.fp_add", "static.instructions", "static.loads",
+	"static.stores", "static.branches", "cpu.instructions", "cpu.branches", "sim.instructions", "sim.fp_ops",
+	"sim.data_refs", "sim.branches", "sim.insn_per_flop", "sim.fma_pct", "mca.uops_per_iter",
+	"mca.cycles_per_iter",
+};
+
+static int is_work_count(const char *name)
+{
+	for (size_t i = 0; i < sizeof(work_counts) / sizeof(work_counts[0]); i++)
+		if (!strcmp(name, work_counts[i]))
+			return 1;
+	return 0;
+}
+
+/* +1 cur faster, -1 slower, 0 the same or unknown: from the profiles when
+ * the caller has no session verdict. The roofline's rates come first: in
+ * the loop they use the attempt's session time (one profiled run's time is
+ * 10-30% off); then a speedup both have, then the median times. */
+static int time_sign(const struct pragma_profile *best, const struct pragma_profile *cur, enum pragma_time_verdict t)
+{
+	static const struct {
+		const char *name;
+		int higher_is_faster;
+	} order[] = { { "roof.gbs", 1 }, { "roof.gflops", 1 }, { "time.speedup", 1 }, { "time.median_ms", 0 } };
+	double a, b;
+
+	if (t == PRAGMA_TIME_FASTER)
+		return 1;
+	if (t == PRAGMA_TIME_SLOWER)
+		return -1;
+	if (t == PRAGMA_TIME_SAME)
+		return 0;
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		const struct pragma_metric_def *d = pragma_metric_find(order[i].name);
+		if (!pragma_profile_get(best, order[i].name, &b) || !pragma_profile_get(cur, order[i].name, &a) || a <= 0 ||
+		    b <= 0)
+			continue;
+		if (fabs(a - b) <= (d ? d->noise : 0.10) * fmax(a, b))
+			return 0;
+		return (a > b) == order[i].higher_is_faster ? 1 : -1;
+	}
+	return 0;
+}
+
+/* One kernel runs the task's FLOP count above the FP32 peak and the other
+ * does not, or both do at clearly different rates: different amounts of
+ * arithmetic, a different algorithm. */
+static int algorithm_changed(const struct pragma_profile *best, const struct pragma_profile *cur)
+{
+	double a, b;
+	int hb = pragma_profile_get(best, "roof.flops_over_peak", &b), hc = pragma_profile_get(cur, "roof.flops_over_peak", &a);
+
+	if (hb != hc)
+		return 1;
+	return hb && fabs(a - b) > 0.25 * fmax(a, b);
+}
+
 static void fill(struct pragma_change *c, const struct pragma_metric *mb, const struct pragma_metric *mc)
 {
 	const struct pragma_metric_def *d = pragma_metric_find(mc->name);
@@ -49,14 +109,35 @@ static void fill(struct pragma_change *c, const struct pragma_metric *mb, const 
 			 c->direction > 0 ? "higher" : "lower", a, b);
 }
 
-int pragma_profile_compare(const struct pragma_profile *best, const struct pragma_profile *cur,
-			   struct pragma_change **out, size_t *n)
+/* A count of work judged by the time: never worse while the time improved
+ * (the algorithm did less, or other, work), never better while it got
+ * worse; with a different algorithm on the two sides, neither. */
+static void judge_work(struct pragma_change *c, int tsign, int algo)
+{
+	size_t k = strlen(c->text);
+
+	if (algo) {
+		c->assessment = 0;
+		c->algorithm = 1;
+		snprintf(c->text + k, sizeof(c->text) - k, " (changed with the algorithm: one kernel does fewer FLOPs "
+							   "than the task counts)");
+	} else if (c->assessment && tsign && c->assessment != tsign) {
+		c->assessment = 0;
+		c->algorithm = 1;
+		snprintf(c->text + k, sizeof(c->text) - k, " (changed with the algorithm: %s work, and %s)",
+			 c->direction < 0 ? "less" : "more", tsign > 0 ? "faster" : "slower");
+	}
+}
+
+int pragma_profile_compare_timed(const struct pragma_profile *best, const struct pragma_profile *cur,
+				 enum pragma_time_verdict t, struct pragma_change **out, size_t *n)
 {
 	size_t nd, k = 0;
 	const struct pragma_metric_def *defs = pragma_metric_defs(&nd);
 	/* the headline first */
 	static const char *const first[] = { "time.speedup", "time.median_ms" };
 	int have_speedup = pragma_profile_find(best, "time.speedup") && pragma_profile_find(cur, "time.speedup");
+	int tsign = time_sign(best, cur, t), algo = algorithm_changed(best, cur);
 
 	*out = calloc(cur->n + 2, sizeof(**out));
 	if (!*out)
@@ -65,8 +146,18 @@ int pragma_profile_compare(const struct pragma_profile *best, const struct pragm
 		const struct pragma_metric *mb = pragma_profile_find(best, first[i]), *mc = pragma_profile_find(cur, first[i]);
 		if (!mb || !mc || (i == 1 && have_speedup))
 			continue;
-		if (changed(pragma_metric_find(first[i]), mc->unit, mb->value, mc->value))
-			fill(&(*out)[k++], mb, mc);
+		if (changed(pragma_metric_find(first[i]), mc->unit, mb->value, mc->value)) {
+			struct pragma_change *c = &(*out)[k++];
+			fill(c, mb, mc);
+			if (t != PRAGMA_TIME_UNKNOWN) {
+				/* One profiled run each, counters on: the session
+				 * that timed them side by side decides. */
+				size_t l = strlen(c->text);
+				c->assessment = 0;
+				snprintf(c->text + l, sizeof(c->text) - l,
+					 " in the profiled runs (counters on; the timing session decides, not these)");
+			}
+		}
 	}
 	for (size_t i = 0; i < nd; i++) {
 		const char *name = defs[i].name;
@@ -77,8 +168,12 @@ int pragma_profile_compare(const struct pragma_profile *best, const struct pragm
 			continue;
 		mb = pragma_profile_find(best, name);
 		mc = pragma_profile_find(cur, name);
-		if (mb && mc && changed(&defs[i], mc->unit, mb->value, mc->value))
-			fill(&(*out)[k++], mb, mc);
+		if (mb && mc && changed(&defs[i], mc->unit, mb->value, mc->value)) {
+			fill(&(*out)[k], mb, mc);
+			if (is_work_count(name))
+				judge_work(&(*out)[k], tsign, algo);
+			k++;
+		}
 	}
 	/* raw perf:EVENT metrics, in the candidate's order */
 	for (size_t i = 0; i < cur->n && k < cur->n + 2; i++) {
@@ -92,15 +187,21 @@ int pragma_profile_compare(const struct pragma_profile *best, const struct pragm
 	return 0;
 }
 
-void pragma_profile_compare_text(const struct pragma_profile *best, const struct pragma_profile *cur,
-				 struct pragma_buf *out)
+int pragma_profile_compare(const struct pragma_profile *best, const struct pragma_profile *cur,
+			   struct pragma_change **out, size_t *n)
+{
+	return pragma_profile_compare_timed(best, cur, PRAGMA_TIME_UNKNOWN, out, n);
+}
+
+void pragma_profile_compare_text_timed(const struct pragma_profile *best, const struct pragma_profile *cur,
+				       enum pragma_time_verdict t, struct pragma_buf *out)
 {
 	struct pragma_change *c;
 	size_t n;
 	int sim = 0, timing_only = 1;
 	double tb, tc;
 
-	pragma_profile_compare(best, cur, &c, &n);
+	pragma_profile_compare_timed(best, cur, t, &c, &n);
 	if (!n)
 		pragma_buf_adds(out, "no metric changed beyond its noise\n");
 	for (size_t i = 0; i < n; i++) {
@@ -111,8 +212,8 @@ void pragma_profile_compare_text(const struct pragma_profile *best, const struct
 		if (strncmp(c[i].name, "time.", 5))
 			timing_only = 0;
 	}
-	if (pragma_profile_get(best, "time.median_ms", &tb) && pragma_profile_get(cur, "time.median_ms", &tc) &&
-	    tb > 0 && fabs(tc - tb) / tb < 0.3)
+	if (t == PRAGMA_TIME_UNKNOWN && pragma_profile_get(best, "time.median_ms", &tb) &&
+	    pragma_profile_get(cur, "time.median_ms", &tc) && tb > 0 && fabs(tc - tb) / tb < 0.3)
 		pragma_buf_addf(out, "note: the times differ by %.0f%%, within the 10-30%% one run can be off; "
 				     "only an interleaved run decides which is faster\n",
 				100 * fabs(tc - tb) / tb);
@@ -122,6 +223,12 @@ void pragma_profile_compare_text(const struct pragma_profile *best, const struct
 				cur->threads > best->threads ? cur->threads : best->threads);
 	(void)timing_only;
 	free(c);
+}
+
+void pragma_profile_compare_text(const struct pragma_profile *best, const struct pragma_profile *cur,
+				 struct pragma_buf *out)
+{
+	pragma_profile_compare_text_timed(best, cur, PRAGMA_TIME_UNKNOWN, out);
 }
 
 json_t *pragma_profile_compare_json(const struct pragma_profile *best, const struct pragma_profile *cur)
@@ -135,6 +242,7 @@ json_t *pragma_profile_compare_json(const struct pragma_profile *best, const str
 		json_array_append_new(a, json_pack("{s:s, s:f, s:f, s:s, s:s, s:s}", "name", c[i].name, "before",
 						   c[i].before, "after", c[i].after, "change",
 						   c[i].direction > 0 ? "higher" : "lower", "assessment",
+						   c[i].algorithm ? "changed with the algorithm" :
 						   c[i].assessment > 0 ? "better" : c[i].assessment < 0 ? "worse" : "neutral",
 						   "text", c[i].text));
 	free(c);

@@ -114,11 +114,76 @@ void common_table1(json_t *model, const char *group, const char *category, struc
 		rtable_cell(t, "%s", rows[r].label);
 		for (i = 0; i < nc && i < 14; i++) {
 			json_t *m = common_metrics(json_array_get(cols, i), group, category);
+			json_t *rn = json_object_get(m, "roof_notes");
 			fmt_metric(m, (int)r, buf, sizeof(buf));
-			rtable_cell(t, "%s", m ? buf : "-");
+			if (m && !strcmp(rows[r].key, "median_roof") && strcmp(buf, "-"))
+				rtable_cell(t, "%s%s%s", buf, json_integer_value(json_object_get(rn, "above_roof")) ? " †" : "",
+					    json_integer_value(json_object_get(rn, "fewer_flops")) ? " ‡" : "");
+			else
+				rtable_cell(t, "%s", m ? buf : "-");
 		}
 	}
 	(void)col;
+}
+
+static int in_scope(json_t *o, const char *group, const char *category)
+{
+	int native = !strcmp(report_str(o, "kind") ?: "", "native");
+
+	if (native != !strcmp(group, "native"))
+		return 0;
+	return !category || !strcmp(report_str(o, "category") ?: "", category);
+}
+
+void common_table1_notes(json_t *model, const char *group, const char *category, struct pragma_buf *out, int md)
+{
+	json_t *cols = json_object_get(model, "columns"), *col, *o;
+	size_t i, j;
+	int above = 0, fewer = 0, busy = 0;
+	struct pragma_buf bl = PRAGMA_BUF_INIT;
+
+	json_array_foreach(cols, i, col)
+		json_array_foreach(json_object_get(col, "outcomes"), j, o) {
+			double rf;
+			const char *note = report_str(o, "roof_note");
+			if (!in_scope(o, group, category) || !json_is_true(json_object_get(o, "correct")))
+				continue;
+			if (report_num(o, "roof", &rf) && note) {
+				above += rf > 1;
+				fewer += strstr(note, "fewer FLOPs") != NULL;
+			}
+			if (json_is_true(json_object_get(o, "busy"))) {
+				pragma_buf_addf(&bl, "%s%s (%s, trajectory %lld)", busy ? ", " : "", report_str(o, "task"),
+						report_str(col, "label"), (long long)json_integer_value(json_object_get(o, "trajectory")) + 1);
+				busy++;
+			}
+		}
+	if (category) {
+		/* The whole group's notes say it once. */
+		if (above || fewer)
+			pragma_buf_addf(out, "%s%s: see the notes under the group's table.\n", md ? "- " : "",
+					above && fewer ? "† and ‡" : above ? "†" : "‡");
+		pragma_buf_release(&bl);
+		return;
+	}
+	if (above)
+		pragma_buf_addf(out, "%s† %d roofline fraction%s above 100%%: the kernel moved the task's minimal bytes faster "
+				     "than pragma's streaming kernels did when the roof was measured (data that stays in "
+				     "cache between calls, or a roof measured on a busier machine): read it as at the roof; "
+				     "each task's line says which.\n",
+				md ? "- " : "", above, above == 1 ? " is" : "s are");
+	if (fewer)
+		pragma_buf_addf(out, "%s‡ %d best kernel%s the task's FLOP count above the FP32 peak: %s fewer FLOPs than "
+				     "counted (Winograd, Strassen), so %s fraction is of the bandwidth roof, not of the compute "
+				     "roof (never a percentage above it).\n",
+				md ? "- " : "", fewer, fewer == 1 ? " runs" : "s run", fewer == 1 ? "it does" : "they do",
+				fewer == 1 ? "its" : "their");
+	if (busy)
+		pragma_buf_addf(out, "%sWARNING: %d final comparison%s ran on a busy machine, so %s speedup%s unreliable: "
+				     "%s. Measure %s again on a quieter machine (pragma eval).\n",
+				md ? "- " : "", busy, busy == 1 ? "" : "s", busy == 1 ? "its" : "their",
+				busy == 1 ? " is" : "s are", bl.data, busy == 1 ? "it" : "them");
+	pragma_buf_release(&bl);
 }
 
 json_t *common_metrics(json_t *col, const char *group, const char *category)
@@ -218,7 +283,6 @@ void common_entry_line(json_t *model, json_t *entry, struct pragma_buf *out)
 {
 	json_t *run = json_object_get(entry, "run"), *o = json_object_get(entry, "outcome");
 	json_t *sum = json_object_get(run, "summary"), *failed = json_object_get(o, "failed"), *v;
-	json_t *spr = json_object_get(json_object_get(sum, "best"), "speedup_spread");
 	char lab[200], a[32], b[32], c[32];
 	double x, lo, hi, med;
 	const char *k;
@@ -239,18 +303,39 @@ void common_entry_line(json_t *model, json_t *entry, struct pragma_buf *out)
 	if (!first)
 		pragma_buf_addch(out, ')');
 	if (json_is_true(json_object_get(o, "correct")) && report_num(o, "speedup", &x)) {
+		const char *kind = report_str(o, "spread_kind");
+		json_t *fin = json_object_get(o, "final"), *own = json_object_get(o, "in_its_attempt");
+		char cond[320];
 		pragma_buf_addf(out, "; best: attempt %lld, final speedup %s",
 				(long long)json_integer_value(json_object_get(o, "best_attempt")), report_fmt_x(x, a, sizeof(a)));
-		if (report_num(o, "speedup_lo", &lo) && report_num(o, "speedup_hi", &hi))
-			pragma_buf_addf(out, " (spread %s–%s%s%s)", report_fmt_x(lo, b, sizeof(b)), report_fmt_x(hi, c, sizeof(c)),
-					report_str(spr, "method") ? ": " : "", report_str(spr, "method") ? report_str(spr, "method") : "");
+		if (report_num(o, "speedup_lo", &lo) && report_num(o, "speedup_hi", &hi)) {
+			if (kind && !strcmp(kind, "95% interval"))
+				pragma_buf_addf(out, " (95%% interval %s–%s)", report_fmt_x(lo, b, sizeof(b)),
+						report_fmt_x(hi, c, sizeof(c)));
+			else
+				pragma_buf_addf(out, " (spread: %s, %s–%s)", kind ? kind : "interquartile range (older run)",
+						report_fmt_x(lo, b, sizeof(b)), report_fmt_x(hi, c, sizeof(c)));
+		}
+		if (json_is_object(fin)) {
+			double fms, bms;
+			pragma_bench_final_text(fin, cond, sizeof(cond));
+			pragma_buf_adds(out, ", from the final comparison");
+			if (report_num(fin, "time_ms", &fms) && report_num(fin, "baseline_ms", &bms))
+				pragma_buf_addf(out, " (%.3f ms against the baseline's %.3f ms)", fms, bms);
+			pragma_buf_addf(out, ": %s", cond);
+		}
+		if (json_is_object(own) && report_num(own, "speedup", &x)) {
+			double t;
+			pragma_buf_addf(out, "; in its own attempt's session %s", report_fmt_x(x, a, sizeof(a)));
+			if (report_num(own, "lo", &lo) && report_num(own, "hi", &hi))
+				pragma_buf_addf(out, " [%s–%s]", report_fmt_x(lo, b, sizeof(b)), report_fmt_x(hi, c, sizeof(c)));
+			if (report_num(own, "time_ms", &t))
+				pragma_buf_addf(out, " at %.3f ms", t);
+		}
 		if (report_num(o, "roof", &x)) {
 			pragma_buf_addf(out, ", %.1f%% of its roofline", 100 * x);
 			if (report_str(o, "roof_note"))
 				pragma_buf_addf(out, " (%s)", report_str(o, "roof_note"));
-			else if (x > 1)
-				pragma_buf_adds(out, " (above 100%: the kernel beat the streaming kernels the roof was "
-						     "measured with — a roof measured on a busier machine, or cache-resident data)");
 		}
 	} else {
 		pragma_buf_adds(out, "; no correct kernel");
@@ -261,6 +346,8 @@ void common_entry_line(json_t *model, json_t *entry, struct pragma_buf *out)
 				report_str(o, "baseline_kind") ? report_str(o, "baseline_kind") : "?", med);
 	if (report_str(sum, "stop_reason"))
 		pragma_buf_addf(out, "; stopped: %s", report_str(sum, "stop_reason"));
+	if (pragma_report_replayed(run))
+		pragma_buf_adds(out, "; the model's replies were replayed from a recording");
 	pragma_buf_addf(out, "; %lld tokens", (long long)json_integer_value(json_object_get(o, "tokens")));
 	if (report_num(o, "cost", &x) && x > 0)
 		pragma_buf_addf(out, ", $%.4f", x);
@@ -278,42 +365,62 @@ void common_entry_line(json_t *model, json_t *entry, struct pragma_buf *out)
 	}
 }
 
+int common_entry_warning(json_t *model, json_t *entry, struct pragma_buf *out)
+{
+	json_t *o = json_object_get(entry, "outcome");
+	char lab[200];
+
+	if (!json_is_true(json_object_get(o, "busy")) && !report_str(o, "warning"))
+		return 0;
+	report_series_label(model, entry, lab, sizeof(lab));
+	pragma_buf_addf(out, "%s, run %s: %s", lab, report_str(o, "run") ?: "?",
+			report_str(o, "warning") ? report_str(o, "warning") :
+						   "the machine was busy during the final comparison: its speedup is unreliable");
+	return 1;
+}
+
 void common_attempts_table(json_t *run, struct rtable *t, int bars)
 {
 	json_t *atts = report_attempts(run), *a;
 	size_t n = json_array_size(atts), i;
-	int *best_n = calloc(n + 1, sizeof(int));
-	double *best_x = calloc(n + 1, sizeof(double));
+	struct report_decision *d = calloc(n + 1, sizeof(*d));
 	char xb[32], yb[32];
 
-	if (!best_n || !best_x)
+	if (!d)
 		abort();
-	report_best_so_far(atts, best_n, best_x);
-	rtable_init(t, bars ? 8 : 7, bars ? "rlrrllrl" : "rlrrlrl");
+	report_decide(atts, d);
+	rtable_init(t, bars ? 9 : 8, bars ? "rlrrllllll" : "rlrrlllll");
 	rtable_cell(t, "#");
 	rtable_cell(t, "status");
 	rtable_cell(t, "time ms");
-	rtable_cell(t, "speedup");
+	rtable_cell(t, "speedup [95%%]");
 	if (bars)
 		rtable_cell(t, "(8 cells = 1x, +8 per doubling)");
-	rtable_cell(t, "vs best, interleaved");
+	rtable_cell(t, "vs best, same session");
+	rtable_cell(t, "decision");
 	rtable_cell(t, "best so far");
 	rtable_cell(t, "note");
 	json_array_foreach(atts, i, a) {
 		const char *st = report_str(a, "status") ? report_str(a, "status") : "?";
-		int ok = !strcmp(st, "ok");
+		int ok = d[i].ok;
 		double v, lo, hi;
 		json_t *spr = json_object_get(a, "speedup_spread");
 		rtable_cell(t, "%lld", (long long)json_integer_value(json_object_get(a, "n")));
 		rtable_cell(t, "\x01%s\x02%s", ok ? "ok" : "bad", st);
+		/* The attempt's one time: its timing session's. */
 		if (report_num(a, "time_ms", &v))
 			rtable_cell(t, "%.3f", v);
 		else
 			rtable_cell(t, "-");
-		if (ok && report_num(a, "speedup", &v))
-			rtable_cell(t, "%s", report_fmt_x(v, xb, sizeof(xb)));
-		else
+		if (ok && report_num(a, "speedup", &v)) {
+			if (report_num(spr, "lo", &lo) && report_num(spr, "hi", &hi) &&
+			    !strcmp(pragma_bench_spread_kind(spr) ?: "", "95% interval"))
+				rtable_cell(t, "%s [%.2f–%.2f]", report_fmt_x(v, xb, sizeof(xb)), lo, hi);
+			else
+				rtable_cell(t, "%s", report_fmt_x(v, xb, sizeof(xb)));
+		} else {
 			rtable_cell(t, "-");
+		}
 		if (bars) {
 			struct pragma_buf bar = PRAGMA_BUF_INIT;
 			if (ok && report_num(a, "speedup", &v) && v > 0) {
@@ -326,23 +433,21 @@ void common_attempts_table(json_t *run, struct rtable *t, int bars)
 			rtable_cell(t, "%s", bar.data);
 			pragma_buf_release(&bar);
 		}
-		if (report_num(spr, "vs_best", &v) && report_num(spr, "vs_best_lo", &lo) && report_num(spr, "vs_best_hi", &hi))
-			rtable_cell(t, "%.2fx vs #%lld [%.2f–%.2f]", v,
-				    (long long)json_integer_value(json_object_get(spr, "vs_best_attempt")), lo, hi);
+		rtable_cell(t, "%s", d[i].vs[0] ? d[i].vs : "-");
+		if (ok)
+			rtable_cell(t, "\x01%s\x02%s", d[i].became_best ? "newbest" : "kept", d[i].badge);
 		else
-			rtable_cell(t, "-");
-		if (best_n[i])
-			rtable_cell(t, "\x01%s\x02#%d (%s)", best_n[i] == (int)json_integer_value(json_object_get(a, "n")) && ok
-								      ? "newbest" : "kept",
-				    best_n[i], report_fmt_x(best_x[i], yb, sizeof(yb)));
+			rtable_cell(t, "\x01" "bad\x02%s", d[i].badge);
+		if (d[i].best_n)
+			rtable_cell(t, "\x01%s\x02#%d (%s%s)", d[i].best_n == d[i].n && ok ? "newbest" : "kept", d[i].best_n,
+				    report_fmt_x(d[i].best_x, yb, sizeof(yb)), d[i].best_in_session ? " in this session" : "");
 		else
 			rtable_cell(t, "-");
 		const char *msg = report_str(a, "message");
 		rtable_cell(t, "%s%.120s%s", report_is_best(a) ? "best kernel. " : "",
 			    msg ? msg : "", msg && strlen(msg) > 120 ? "…" : "");
 	}
-	free(best_n);
-	free(best_x);
+	free(d);
 	json_decref(atts);
 }
 

@@ -48,7 +48,12 @@ static const char css[] =
 	"@media (max-width:800px){.round .body{grid-template-columns:1fr}}\n"
 	".badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;"
 	"margin-left:6px;color:#fff;background:#6e7781}\n"
-	".badge.improvement{background:#1a7f37}.badge.regression{background:#9a6700}.badge.failure{background:#cf222e}\n"
+	".badge.newbest{background:#1a7f37}.badge.kept{background:#6e7781}.badge.samebuild{background:#8250df}"
+	".badge.failure{background:#cf222e}\n"
+	".cverdict{font-weight:400;font-size:12.5px;color:var(--muted);margin-left:8px}\n"
+	".recorded{border-left:4px solid #9a6700;background:#fff8c5;padding:6px 10px;margin:8px 0;font-size:13.5px}\n"
+	".warn{border-left:4px solid #cf222e;background:#ffebe9;padding:6px 10px;margin:8px 0;font-weight:600}\n"
+	"td.changed-with-the-algorithm{color:#8250df}\n"
 	".round table{margin:4px 0 8px}.round p{white-space:pre-wrap;margin:4px 0 8px}\n"
 	".round .lab{font-weight:600;color:#333;margin-top:6px}\n"
 	"pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:12px;overflow:auto;"
@@ -105,6 +110,23 @@ static void toc(json_t *model, struct pragma_buf *out)
 	pragma_buf_adds(out, "</ol></li>\n<li><a href=\"#sources\">Where the numbers come from</a></li>\n</ol></nav>\n");
 }
 
+/* Table I's notes, one paragraph each (the busy-machine one as a warning). */
+static void notes(json_t *model, const char *g, const char *category, struct pragma_buf *out)
+{
+	struct pragma_buf nb = PRAGMA_BUF_INIT;
+
+	common_table1_notes(model, g, category, &nb, 0);
+	for (char *p = nb.data, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = 0;
+		pragma_buf_addf(out, "<p class=\"%s\">", !strncmp(p, "WARNING", 7) ? "warn" : "note");
+		esc(out, p);
+		pragma_buf_adds(out, "</p>\n");
+	}
+	pragma_buf_release(&nb);
+}
+
 static void summary(json_t *model, struct pragma_buf *out)
 {
 	static const char *const groups[] = { "pytorch", "native" };
@@ -113,8 +135,9 @@ static void summary(json_t *model, struct pragma_buf *out)
 	size_t i;
 
 	pragma_buf_adds(out, "<section id=\"summary\"><h2>Summary (Table I)</h2>\n"
-			     "<p class=\"note\">Speedups are each task's final interleaved comparison of its best kernel with "
-			     "the baseline, averaged over tasks with a correct kernel. fast_p: the share of tasks whose "
+			     "<p class=\"note\">Speedups are each task's final comparison of its best kernel with the baseline "
+			     "(a timing session of its own, interleaved rounds; its 95% interval and how disturbed the machine "
+			     "was are in each task's line), averaged over tasks with a correct kernel. fast_p: the share of tasks whose "
 			     "kernel is correct and more than p times faster. With several trajectories (<code>--repeat</code>) "
 			     "every figure is their mean ± standard deviation [min – max].</p>\n");
 	for (int gi = 0; gi < 2; gi++) {
@@ -127,6 +150,7 @@ static void summary(json_t *model, struct pragma_buf *out)
 		pragma_buf_adds(out, "</p>\n");
 		common_table1(model, g, NULL, &t);
 		table(&t, "t1", out);
+		notes(model, g, NULL, out);
 		if (json_array_size(cols) > 1) {
 			struct pragma_buf j = PRAGMA_BUF_INIT;
 			common_judgements(model, g, &j, 0);
@@ -158,6 +182,7 @@ static void summary(json_t *model, struct pragma_buf *out)
 			pragma_buf_adds(out, "<div>");
 			common_table1(model, g, pragma_bench_categories[c], &t);
 			table(&t, "t1 cat", out);
+			notes(model, g, pragma_bench_categories[c], out);
 			pragma_buf_adds(out, "</div>\n");
 		}
 		pragma_buf_adds(out, "</div>\n");
@@ -232,6 +257,18 @@ static void para(struct pragma_buf *out, const char *label, const char *text)
 	pragma_buf_adds(out, "</p>\n");
 }
 
+/* The badge's class: the measurement's decision. */
+static const char *badge_class(const char *badge)
+{
+	if (!strcmp(badge, "new best"))
+		return "newbest";
+	if (!strcmp(badge, "best kept"))
+		return "kept";
+	if (!strcmp(badge, "the same build"))
+		return "samebuild";
+	return "failure";
+}
+
 static void trace(json_t *run, const char *lab, struct pragma_buf *out)
 {
 	json_t *rounds = report_trace(run), *r;
@@ -241,27 +278,38 @@ static void trace(json_t *run, const char *lab, struct pragma_buf *out)
 		pragma_buf_adds(out, "<details open><summary>");
 		esc(out, lab);
 		pragma_buf_addf(out, ": the Conductor's reasoning, %zu rounds</summary>\n", json_array_size(rounds));
+		if (pragma_report_replayed(run)) {
+			pragma_buf_adds(out, "<p class=\"recorded\">The Conductor's text in this run was ");
+			esc(out, pragma_report_replay_note);
+			pragma_buf_adds(out, ".</p>\n");
+		}
+		pragma_buf_adds(out, "<p class=\"note\">Each badge is the measurement's decision (new best, best kept, the "
+				     "same build, or the failure); the Conductor's own verdict is shown beside it.</p>\n");
 		json_array_foreach(rounds, i, r) {
-			const char *v = report_str(r, "verdict"), *st = report_str(r, "status");
+			const char *v = report_str(r, "verdict"), *b = report_str(r, "badge");
 			pragma_buf_addf(out, "<div class=\"round\"><h5>Attempt %lld", (long long)json_integer_value(json_object_get(r, "n")));
-			pragma_buf_adds(out, "<span class=\"badge ");
-			esc(out, v);
-			pragma_buf_adds(out, "\">");
-			esc(out, *v ? v : "no verdict");
+			pragma_buf_addf(out, "<span class=\"badge %s\">", badge_class(b));
+			esc(out, b);
+			pragma_buf_adds(out, "</span><span class=\"cverdict\">the Conductor's verdict: ");
+			esc(out, *v ? v : "none");
+			if (json_is_true(json_object_get(r, "recorded")))
+				pragma_buf_adds(out, " (recorded)");
 			pragma_buf_adds(out, "</span>");
-			if (strcmp(st, "ok")) {
-				pragma_buf_adds(out, " <span class=\"badge failure\">");
-				esc(out, st);
-				pragma_buf_adds(out, "</span>");
-			}
 			pragma_buf_adds(out, "</h5>\n<div class=\"body\"><div>");
 			figures_table(r, out);
+			if (report_str(r, "roof_note")) {
+				pragma_buf_adds(out, "<p class=\"note\">* ");
+				esc(out, report_str(r, "roof_note"));
+				pragma_buf_adds(out, "</p>");
+			}
 			pragma_buf_adds(out, "</div><div>");
 			para(out, "Verifier", report_str(r, "message"));
-			para(out, "Interleaved with the best", report_str(r, "vs_best"));
-			para(out, "Analysis", report_str(r, "analysis"));
+			para(out, "Against the best, in this attempt's session", report_str(r, "vs_best"));
+			para(out, json_is_true(json_object_get(r, "recorded")) ? "Analysis (recorded)" : "Analysis",
+			     report_str(r, "analysis"));
 			para(out, "Action", report_str(r, "actions"));
 			para(out, "Algorithm", report_str(r, "algorithm"));
+			para(out, "Summary of the run", report_str(r, "summary"));
 			para(out, "Metrics requested", report_str(r, "requested"));
 			pragma_buf_adds(out, "</div></div></div>\n");
 		}
@@ -299,6 +347,15 @@ static void task_section(json_t *model, json_t *task, struct pragma_buf *out)
 					    "method");
 	}
 	pragma_buf_adds(out, "</ul>\n");
+	json_array_foreach(json_object_get(task, "entries"), i, e) {
+		struct pragma_buf w = PRAGMA_BUF_INIT;
+		if (common_entry_warning(model, e, &w)) {
+			pragma_buf_adds(out, "<p class=\"warn\">WARNING: ");
+			esc(out, w.data);
+			pragma_buf_adds(out, "</p>\n");
+		}
+		pragma_buf_release(&w);
+	}
 	int any_run = 0;
 	json_array_foreach(json_object_get(task, "entries"), i, e)
 		any_run |= json_is_object(json_object_get(e, "run"));
@@ -308,10 +365,11 @@ static void task_section(json_t *model, json_t *task, struct pragma_buf *out)
 	}
 	pragma_buf_adds(out, "<figure>\n");
 	report_svg_attempts(out, model, task);
-	pragma_buf_adds(out, "<figcaption>Fig. 4 style: each attempt's speedup (its own timing against the baseline, "
-			     "thin line), the best so far as the loop held it (thick step line: replaced only when a "
-			     "correct kernel beat it interleaved, beyond the spread), failed attempts as ×, and at the "
-			     "right the best kernel's final interleaved speedup with its spread");
+	pragma_buf_adds(out, "<figcaption>Fig. 4 style: each attempt's speedup (its timing session, with the baseline "
+			     "and the best: thin line), the best so far as the loop held it, at the speedup it had in "
+			     "each attempt's session (thick line: replaced only when a correct kernel was faster beyond "
+			     "the 95% interval and a 3% margin), failed attempts as ×, and at the right the best "
+			     "kernel's final speedup (a session of its own) with its interval");
 	if (method) {
 		pragma_buf_adds(out, " (");
 		esc(out, method);
@@ -343,7 +401,8 @@ static void task_section(json_t *model, json_t *task, struct pragma_buf *out)
 				best = a;
 		}
 		if (first && best && first != best) {
-			json_t *rows = report_profile_rows(json_object_get(first, "metrics"), json_object_get(best, "metrics")), *row;
+			json_t *rows = report_profile_rows(first, best, report_time_verdict(first, best)), *row;
+			struct pragma_buf pn = PRAGMA_BUF_INIT;
 			pragma_buf_adds(out, "<h4>");
 			esc(out, lab);
 			pragma_buf_adds(out, ": profile of the best kernel vs the first correct one</h4>\n");
@@ -358,13 +417,33 @@ static void task_section(json_t *model, json_t *task, struct pragma_buf *out)
 				rtable_cell(&t, "change beyond noise");
 				json_array_foreach(rows, k, row) {
 					const char *ch = report_str(row, "change");
+					char cls[64];
+					size_t q;
+					/* a class name: the words joined by '-' */
+					for (q = 0; ch[q] && ch[q] != ':' && q < sizeof(cls) - 1; q++)
+						cls[q] = ch[q] == ' ' ? '-' : ch[q];
+					cls[q] = 0;
 					rtable_cell(&t, "%s", report_str(row, "label"));
 					rtable_cell(&t, "%s", report_str(row, "a"));
 					rtable_cell(&t, "%s", report_str(row, "b"));
-					rtable_cell(&t, "\x01%s\x02%s", ch, ch);
+					rtable_cell(&t, "\x01%s\x02%s", cls, ch);
+					if (report_str(row, "note")) {
+						pragma_buf_adds(&pn, "<p class=\"note\">* ");
+						esc(&pn, report_str(row, "label"));
+						pragma_buf_adds(&pn, ": ");
+						esc(&pn, report_str(row, "note"));
+						pragma_buf_adds(&pn, "</p>\n");
+					}
 				}
 				table(&t, "prof", out);
+				pragma_buf_adds(out, "<p class=\"note\">The first row is each attempt's time as its timing session "
+						     "measured it (the time shown everywhere for it); “profiled run” rows are the "
+						     "profiler's own run with counters on. Counts of work (FMAs, instructions) are "
+						     "judged by the time: where the algorithm changed they are neither better nor "
+						     "worse.</p>\n");
+				pragma_buf_adds(out, pn.data ? pn.data : "");
 			}
+			pragma_buf_release(&pn);
 			json_decref(rows);
 		} else if (best) {
 			pragma_buf_addf(out, "<p class=\"note\">The first correct kernel (attempt %lld) stayed the best: no "
@@ -432,17 +511,27 @@ int report_html(json_t *model, const char *origin, struct pragma_buf *out)
 			"<section id=\"sources\"><h2>Where the numbers come from</h2><ul>\n"
 			"<li>Every number is read from the run store; the Table I metrics are lib/bench's "
 			"(<code>pragma_bench_metrics</code> over one outcome per task and trajectory).</li>\n"
-			"<li><b>Final speedup</b>: the best kernel timed interleaved with the baseline at the end of its run; "
-			"the spread is the one the run recorded (its method is quoted with each task).</li>\n"
-			"<li><b>Attempt speedups</b>: each attempt's own timing against the baseline of its session; noisier "
-			"than the final comparison.</li>\n"
-			"<li><b>Best so far</b>: the loop's historical best, replaced only when a correct kernel beat it in an "
-			"interleaved comparison beyond the spread (column “vs best, interleaved”).</li>\n"
+			"<li><b>Final speedup</b>: the best kernel and the baseline timed in a session of their own at the "
+			"end of the run (interleaved rounds in fresh processes); the interval is a 95% bootstrap interval "
+			"over that session's sessions and rounds (runs stored before this said “interquartile range (older "
+			"run)”). Each task's line says how many rounds ran undisturbed by other processes; a final "
+			"comparison on a busy machine carries a warning.</li>\n"
+			"<li><b>Attempt time and speedup</b>: each correct attempt was timed in one session with the "
+			"baseline and the best so far; its time (the median of its timed calls), speedup with a 95% "
+			"interval and comparison with the best come from that session, and that time is the one every "
+			"table shows for it. A profile's own times are the profiled run's, labelled “profiled run”.</li>\n"
+			"<li><b>Badges</b>: the measurement's decision on each attempt — new best (faster than the best "
+			"beyond the interval and a 3% margin, or the first correct kernel), best kept, the same build, or the "
+			"failure category. The Conductor's verdict is its own opinion, shown beside the badge.</li>\n"
+			"<li><b>Best so far</b>: the loop's historical best, with its speedup as timed beside each attempt "
+			"in that attempt's session where it was (column “vs best, same session”).</li>\n"
 			"<li><b>Fraction of roofline</b>: <code>roof.pct_roof</code> of the best kernel's profile (pragma "
-			"mode only): its time against the bound from the FP32 peak and the bandwidth roof (what a streaming "
-			"kernel reaches under the timing protocol). A kernel that runs the task's FLOP count above the FP32 "
-			"peak does fewer FLOPs than counted (Winograd, Strassen): its fraction is of the bandwidth roof, and "
-			"says so.</li>\n"
+			"mode only): the session's time against the bound from the FP32 peak and the bandwidth roof (what a "
+			"streaming kernel reaches under the timing protocol). A kernel that runs the task's FLOP count above "
+			"the FP32 peak does fewer FLOPs than counted (Winograd, Strassen): its fraction is of the bandwidth "
+			"roof, and says so; a fraction above 100% is explained where it appears.</li>\n"
+			"<li><b>Replayed runs</b>: a run whose model replies came from a recording shows the Conductor's "
+			"text as recorded on another machine; the numbers it cites are that machine's.</li>\n"
 			"<li><b>Tokens and cost</b>: the LLM calls the store recorded for the run.</li>\n"
 			"</ul></section>\n</main>\n</body></html>\n");
 	return 0;

@@ -36,13 +36,21 @@ static void summary(json_t *model, struct pragma_buf *out)
 			continue;
 		pragma_buf_addf(out, "### %s\n\n", common_group_title(g));
 		report_wrap(out, common_group_note(g), WIDTH, 0);
-		report_wrap(out, "Speedups are each task's final interleaved comparison of its best kernel with the "
-				 "baseline, over tasks with a correct kernel; fast_p is the share of tasks whose kernel is "
-				 "correct and more than p times faster. With several trajectories each figure is their "
-				 "mean ± standard deviation [min – max].", WIDTH, 0);
+		report_wrap(out, "Speedups are each task's final comparison of its best kernel with the baseline (a "
+				 "timing session of its own, interleaved rounds; its 95% interval and how disturbed the "
+				 "machine was are in each task's line), over tasks with a correct kernel; fast_p is the "
+				 "share of tasks whose kernel is correct and more than p times faster. With several "
+				 "trajectories each figure is their mean ± standard deviation [min – max].", WIDTH, 0);
 		pragma_buf_addch(out, '\n');
 		common_table1(model, g, NULL, &t);
 		table(&t, out);
+		{
+			struct pragma_buf nb = PRAGMA_BUF_INIT;
+			common_table1_notes(model, g, NULL, &nb, 1);
+			if (nb.len)
+				pragma_buf_addf(out, "%s\n", nb.data);
+			pragma_buf_release(&nb);
+		}
 		if (json_array_size(cols) > 1) {
 			common_judgements(model, g, out, 1);
 			pragma_buf_addch(out, '\n');
@@ -64,6 +72,11 @@ static void summary(json_t *model, struct pragma_buf *out)
 				continue;
 			common_table1(model, g, pragma_bench_categories[c], &t);
 			table(&t, out);
+			struct pragma_buf nb = PRAGMA_BUF_INIT;
+			common_table1_notes(model, g, pragma_bench_categories[c], &nb, 1);
+			if (nb.len)
+				pragma_buf_addf(out, "%s\n", nb.data);
+			pragma_buf_release(&nb);
 		}
 	}
 }
@@ -141,10 +154,11 @@ static void trace_text(json_t *r, struct pragma_buf *out)
 	size_t i;
 	const char *s;
 
-	pragma_buf_addf(out, "Attempt %lld: %s%s%s\n", (long long)json_integer_value(json_object_get(r, "n")),
-			*report_str(r, "verdict") ? report_str(r, "verdict") : "(no verdict)",
-			strcmp(report_str(r, "status"), "ok") ? " — " : "",
-			strcmp(report_str(r, "status"), "ok") ? report_str(r, "status") : "");
+	/* The measurement's word first; the Conductor's beside it, as its. */
+	pragma_buf_addf(out, "Attempt %lld: %s — the Conductor's verdict: %s%s\n",
+			(long long)json_integer_value(json_object_get(r, "n")), report_str(r, "badge"),
+			*report_str(r, "verdict") ? report_str(r, "verdict") : "(none)",
+			json_is_true(json_object_get(r, "recorded")) ? " (recorded)" : "");
 	if (json_integer_value(json_object_get(r, "best_n"))) {
 		pragma_buf_addf(out, "Historical best (attempt %lld):\n", (long long)json_integer_value(json_object_get(r, "best_n")));
 		json_array_foreach(json_object_get(r, "best"), i, f)
@@ -155,6 +169,10 @@ static void trace_text(json_t *r, struct pragma_buf *out)
 	pragma_buf_addf(out, "Current code (attempt %lld):\n", (long long)json_integer_value(json_object_get(r, "n")));
 	json_array_foreach(json_object_get(r, "cur"), i, f)
 		pragma_buf_addf(out, "  %-22s = %s\n", report_str(f, "label"), report_str(f, "text"));
+	if ((s = report_str(r, "roof_note"))) {
+		pragma_buf_adds(out, "  * ");
+		report_wrap(out, s, WIDTH - 4, 0);
+	}
 	if (*(s = report_str(r, "message"))) {
 		pragma_buf_adds(out, "  message:\n");
 		report_wrap(out, s, WIDTH, 4);
@@ -171,6 +189,10 @@ static void trace_text(json_t *r, struct pragma_buf *out)
 	}
 	if (*(s = report_str(r, "algorithm"))) {
 		pragma_buf_adds(out, "Algorithm:\n");
+		report_wrap(out, s, WIDTH, 2);
+	}
+	if (*(s = report_str(r, "summary"))) {
+		pragma_buf_adds(out, "Summary of the run:\n");
 		report_wrap(out, s, WIDTH, 2);
 	}
 	if (*(s = report_str(r, "requested")))
@@ -220,6 +242,15 @@ static void task_section(json_t *model, json_t *task, struct pragma_buf *out)
 	}
 	pragma_buf_addch(out, '\n');
 	json_array_foreach(json_object_get(task, "entries"), i, e) {
+		struct pragma_buf w = PRAGMA_BUF_INIT;
+		if (common_entry_warning(model, e, &w)) {
+			pragma_buf_adds(out, "> **WARNING** ");
+			pragma_buf_adds(out, w.data);
+			pragma_buf_adds(out, "\n\n");
+		}
+		pragma_buf_release(&w);
+	}
+	json_array_foreach(json_object_get(task, "entries"), i, e) {
 		json_t *run = json_object_get(e, "run"), *atts = report_attempts(run), *trace, *r, *first = NULL, *best = NULL, *a;
 		char lab[200];
 		size_t k;
@@ -235,7 +266,15 @@ static void task_section(json_t *model, json_t *task, struct pragma_buf *out)
 
 		trace = report_trace(run);
 		if (json_array_size(trace)) {
-			pragma_buf_addf(out, "#### %s: the Conductor's reasoning\n\n```text\n", lab);
+			pragma_buf_addf(out, "#### %s: the Conductor's reasoning\n\n", lab);
+			if (pragma_report_replayed(run)) {
+				pragma_buf_adds(out, "> The Conductor's text in this run was ");
+				pragma_buf_adds(out, pragma_report_replay_note);
+				pragma_buf_adds(out, ".\n\n");
+			}
+			pragma_buf_adds(out, "Each attempt's first word is the measurement's decision (new best, best kept, "
+					     "the same build, or the failure); the Conductor's own verdict follows it.\n\n"
+					     "```text\n");
 			json_array_foreach(trace, k, r) {
 				if (k)
 					pragma_buf_addch(out, '\n');
@@ -252,7 +291,8 @@ static void task_section(json_t *model, json_t *task, struct pragma_buf *out)
 				best = a;
 		}
 		if (first && best && first != best) {
-			json_t *rows = report_profile_rows(json_object_get(first, "metrics"), json_object_get(best, "metrics")), *row;
+			json_t *rows = report_profile_rows(first, best, report_time_verdict(first, best)), *row;
+			struct pragma_buf notes = PRAGMA_BUF_INIT;
 			pragma_buf_addf(out, "#### %s: profile of the best kernel vs the first correct one\n\n", lab);
 			if (!json_array_size(rows)) {
 				pragma_buf_adds(out, "No profile stored for either kernel (n-pragma and single modes do not profile).\n\n");
@@ -267,9 +307,18 @@ static void task_section(json_t *model, json_t *task, struct pragma_buf *out)
 					rtable_cell(&t, "%s", report_str(row, "a"));
 					rtable_cell(&t, "%s", report_str(row, "b"));
 					rtable_cell(&t, "%s", report_str(row, "change"));
+					if (report_str(row, "note"))
+						pragma_buf_addf(&notes, "\\* %s: %s\n", report_str(row, "label"), report_str(row, "note"));
 				}
 				table(&t, out);
+				pragma_buf_adds(out, "The first row is each attempt's time as its timing session measured it (the "
+						     "time shown everywhere for it); \"profiled run\" rows are the profiler's own run "
+						     "with counters on. Counts of work (FMAs, instructions) are judged by the time: "
+						     "where the algorithm changed they are neither better nor worse.\n\n");
+				if (notes.len)
+					pragma_buf_addf(out, "%s\n", notes.data);
 			}
+			pragma_buf_release(&notes);
 			json_decref(rows);
 		} else if (best) {
 			pragma_buf_addf(out, "#### %s: profile\n\nThe first correct kernel (attempt %lld) stayed the best: "
@@ -314,16 +363,27 @@ int report_markdown(json_t *model, const char *origin, struct pragma_buf *out)
 			"## Where the numbers come from\n\n"
 			"- Every number is read from the run store; the Table I metrics are lib/bench's "
 			"(pragma_bench_metrics over one outcome per task and trajectory).\n"
-			"- Final speedup: the best kernel timed interleaved with the baseline at the end of its run; the "
-			"spread is the one the run recorded (its method is quoted with each task).\n"
-			"- Attempt speedups: each attempt's own timing against the baseline of its session; noisier than "
-			"the final comparison.\n"
-			"- Best so far: the loop's historical best, replaced only when a correct kernel beat it in an "
-			"interleaved comparison beyond the spread (column \"vs best, interleaved\").\n"
-			"- Fraction of roofline: roof.pct_roof of the best kernel's profile (pragma mode only): its time "
-			"against the bound from the FP32 peak and the bandwidth roof (what a streaming kernel reaches under "
-			"the timing protocol). A kernel that runs the task's FLOP count above the FP32 peak does fewer "
-			"FLOPs than counted (Winograd, Strassen): its fraction is of the bandwidth roof, and says so.\n"
+			"- Final speedup: the best kernel and the baseline timed in a session of their own at the end of "
+			"the run (interleaved rounds in fresh processes); the interval is a 95% bootstrap interval over that "
+			"session's sessions and rounds (runs stored before this said \"interquartile range (older run)\"). "
+			"Each task's line says how many of its rounds ran undisturbed by other processes; a final comparison "
+			"on a busy machine carries a WARNING.\n"
+			"- Attempt time and speedup: each correct attempt was timed in ONE session with the baseline and the "
+			"best so far (DESIGN 3.5); its time (the median of its timed calls), its speedup with a 95% interval "
+			"and its comparison with the best all come from that session, and that time is the one every table "
+			"shows for it. A profile's own times are the profiled run's, labelled \"profiled run\".\n"
+			"- Decision: the measurement's word on each attempt — new best (faster than the best beyond the "
+			"interval and a 3% margin, or the first correct kernel), best kept, the same build, or the failure "
+			"category. The Conductor's verdict is its own opinion and is shown beside it, never as it.\n"
+			"- Best so far: the loop's historical best, with its speedup as timed beside each attempt in that "
+			"attempt's session where it was (column \"vs best, same session\").\n"
+			"- Fraction of roofline: roof.pct_roof of the best kernel's profile (pragma mode only): the session's "
+			"time against the bound from the FP32 peak and the bandwidth roof (what a streaming kernel reaches "
+			"under the timing protocol). A kernel that runs the task's FLOP count above the FP32 peak does fewer "
+			"FLOPs than counted (Winograd, Strassen): its fraction is of the bandwidth roof, and says so; a "
+			"fraction above 100% is explained where it appears.\n"
+			"- Replayed runs: a run whose model replies came from a recording (--llm replay:FILE) shows the "
+			"Conductor's text as recorded on another machine; the numbers it cites are that machine's.\n"
 			"- Tokens and cost: the LLM calls the store recorded for the run.\n");
 	return 0;
 }

@@ -74,6 +74,7 @@ struct series {
 	int *best_n;
 	double *best_x;
 	double final, lo, hi;
+	const char *kind;        /* what lo..hi is: the outcome's spread_kind */
 	char label[200];
 };
 
@@ -114,6 +115,7 @@ void report_svg_attempts(struct pragma_buf *out, json_t *model, json_t *task)
 			}
 		}
 		s->final = s->lo = s->hi = NAN;
+		s->kind = report_str(o, "spread_kind");
 		if (report_num(o, "speedup", &s->final) && s->final > 0) {
 			any_final = 1;
 			ymin = fmin(ymin, s->final);
@@ -147,7 +149,7 @@ void report_svg_attempts(struct pragma_buf *out, json_t *model, json_t *task)
 	if (any_fail)
 		legend_note(&L, "×: failed attempt");
 	if (any_final)
-		legend_note(&L, "right: final interleaved speedup with its spread");
+		legend_note(&L, "right: final speedup (a session of its own) with its interval");
 	double shift = L.y - 16;
 	g.top += shift + 12;
 
@@ -249,10 +251,14 @@ void report_svg_attempts(struct pragma_buf *out, json_t *model, json_t *task)
 						"stroke-width=\"1.6\"/>\n",
 						x, svg_py(&g, s->lo), svg_py(&g, s->hi), x - 5, svg_py(&g, s->lo), x + 5, x - 5,
 						svg_py(&g, s->hi), x + 5, c);
-			snprintf(tip, sizeof(tip), "%s: final speedup of the best kernel %s (spread %s–%s), measured interleaved "
+			/* The interval named for what the run stored: a 95% interval,
+			 * or an older run's interquartile range. */
+			int ci = s->kind && !strcmp(s->kind, "95% interval");
+			snprintf(tip, sizeof(tip), "%s: final speedup of the best kernel %s (%s%s%s%s–%s), measured interleaved "
 						   "with the baseline",
-				 s->label, report_fmt_x(s->final, xb, sizeof(xb)), report_fmt_x(s->lo, xb2, sizeof(xb2)),
-				 report_fmt_x(s->hi, xb3, sizeof(xb3)));
+				 s->label, report_fmt_x(s->final, xb, sizeof(xb)), ci ? "95% interval " : "spread: ",
+				 ci ? "" : s->kind ? s->kind : "interquartile range (older run)", ci ? "" : ", ",
+				 report_fmt_x(s->lo, xb2, sizeof(xb2)), report_fmt_x(s->hi, xb3, sizeof(xb3)));
 			svg_marker(&g, x, svg_py(&g, s->final), shape, 4.5, c, "final", tip);
 		}
 		pragma_buf_adds(out, "</g>\n");

@@ -327,26 +327,135 @@ json_t *report_attempt(json_t *attempts, int n)
 	return NULL;
 }
 
-void report_best_so_far(json_t *attempts, int *best_n, double *best_x)
+/* The vs_best text of an attempt: the new store's session comparison, or
+ * an older store's (IQR-era) one. */
+static int vs_text(json_t *a, char *buf, size_t len)
+{
+	json_t *vb = json_object_get(a, "vs_best"), *spr = json_object_get(a, "speedup_spread");
+	double r, lo, hi;
+
+	if (json_is_object(vb) && report_num(vb, "ratio", &r) && report_num(vb, "lo", &lo) && report_num(vb, "hi", &hi)) {
+		const char *v = report_str(vb, "verdict");
+		snprintf(buf, len, "%.2fx vs #%lld [%.2f–%.2f], %s", r, (long long)json_integer_value(json_object_get(vb, "attempt")),
+			 lo, hi, json_is_true(json_object_get(vb, "same_build")) ? "the same build" : v ? v : "?");
+		return 1;
+	}
+	if (report_num(spr, "vs_best", &r) && report_num(spr, "vs_best_lo", &lo) && report_num(spr, "vs_best_hi", &hi)) {
+		snprintf(buf, len, "%.2fx vs #%lld [%.2f–%.2f] (older run: interquartile range)", r,
+			 (long long)json_integer_value(json_object_get(spr, "vs_best_attempt")), lo, hi);
+		return 1;
+	}
+	return 0;
+}
+
+void report_decide(json_t *attempts, struct report_decision *d)
 {
 	int cur = 0;
-	double x = NAN, lo;
+	double cur_x = NAN, lo, sp = NAN;
 	json_t *a;
 	size_t i;
 
 	json_array_foreach(attempts, i, a) {
 		const char *st = report_str(a, "status");
-		double sp;
-		if (st && !strcmp(st, "ok") && report_num(a, "speedup", &sp)) {
-			json_t *spr = json_object_get(a, "speedup_spread");
-			if (!cur || (report_num(spr, "vs_best_lo", &lo) && lo > 1.0)) {
-				cur = (int)json_integer_value(json_object_get(a, "n"));
-				x = sp;
+		json_t *vb = json_object_get(a, "vs_best"), *spr = json_object_get(a, "speedup_spread");
+		struct report_decision *x = &d[i];
+
+		memset(x, 0, sizeof(*x));
+		x->n = (int)json_integer_value(json_object_get(a, "n"));
+		x->ok = st && !strcmp(st, "ok") && report_num(a, "speedup", &sp);
+		x->best_x = NAN;
+		vs_text(a, x->vs, sizeof(x->vs));
+		if (x->ok) {
+			/* DESIGN 3.5: the first correct kernel is the best; a later
+			 * one replaces it only when its session found it faster
+			 * beyond the interval and the margin; an identical build
+			 * never does. Older stores kept vs_best_lo > 1 as the rule. */
+			if (json_is_object(vb)) {
+				x->same_build = json_is_true(json_object_get(vb, "same_build")) ||
+						!strcmp(report_str(vb, "verdict") ?: "", "the same build");
+				x->became_best = !x->same_build && !strcmp(report_str(vb, "verdict") ?: "", "faster");
+			} else if (report_num(spr, "vs_best_lo", &lo)) {
+				x->became_best = lo > 1.0;
+			} else {
+				x->became_best = !cur;
+			}
+			/* The store's last word: the run's best became it. */
+			if (report_is_best(a))
+				x->became_best = 1;
+			if (!cur)
+				x->became_best = 1;
+			if (x->became_best) {
+				cur = x->n;
+				cur_x = sp;
 			}
 		}
-		best_n[i] = cur;
-		best_x[i] = x;
+		x->best_n = cur;
+		/* The best as timed beside this attempt, in its session, where it
+		 * was: the two figures compared are the same session's. */
+		x->best_x = cur_x;
+		x->best_in_session = 0;
+		if (x->ok && !x->became_best && json_is_object(vb) && report_num(vb, "best_speedup", &sp) && sp > 0 &&
+		    (int)json_integer_value(json_object_get(vb, "attempt")) == cur) {
+			x->best_x = sp;
+			x->best_in_session = 1;
+		}
+		if (!x->ok)
+			snprintf(x->badge, sizeof(x->badge), "%s", st ? st : "?");
+		else if (x->became_best)
+			snprintf(x->badge, sizeof(x->badge), "new best");
+		else if (x->same_build)
+			snprintf(x->badge, sizeof(x->badge), "the same build");
+		else
+			snprintf(x->badge, sizeof(x->badge), "best kept");
 	}
+}
+
+void report_best_so_far(json_t *attempts, int *best_n, double *best_x)
+{
+	size_t n = json_array_size(attempts);
+	struct report_decision *d = calloc(n + 1, sizeof(*d));
+
+	if (!d)
+		abort();
+	report_decide(attempts, d);
+	for (size_t i = 0; i < n; i++) {
+		best_n[i] = d[i].best_n;
+		best_x[i] = d[i].best_x;
+	}
+	free(d);
+}
+
+const char pragma_report_replay_note[] =
+	"recorded on another machine; the numbers it cites are that machine's (the measurements shown beside it are "
+	"this run's)";
+
+int pragma_report_replayed(json_t *run)
+{
+	const char *llm = report_str(run, "llm"), *spec = report_str(json_object_get(run, "config"), "llm_spec");
+
+	return (llm && !strncmp(llm, "replay:", 7)) || (spec && !strncmp(spec, "replay:", 7));
+}
+
+json_t *pragma_report_decisions(json_t *run)
+{
+	json_t *atts = report_attempts(run), *out = json_array(), *a;
+	size_t n = json_array_size(atts), i;
+	struct report_decision *d = calloc(n + 1, sizeof(*d));
+
+	if (!d)
+		abort();
+	report_decide(atts, d);
+	json_array_foreach(atts, i, a) {
+		const char *cv = report_str(json_object_get(a, "conductor"), "verdict");
+		json_array_append_new(out, json_pack("{s:i, s:s, s:s, s:b, s:b, s:i, s:o, s:o}", "n", d[i].n, "status",
+						     report_str(a, "status") ?: "?", "badge", d[i].badge, "became_best",
+						     d[i].became_best, "same_build", d[i].same_build, "best_n", d[i].best_n,
+						     "vs_best", d[i].vs[0] ? json_string(d[i].vs) : json_null(), "conductor",
+						     cv && *cv ? json_string(cv) : json_null()));
+	}
+	free(d);
+	json_decref(atts);
+	return out;
 }
 
 /* ---- profiles ---- */
@@ -377,13 +486,51 @@ static void metric_text(json_t *metrics, const char *name, char *buf, size_t len
 	pragma_metric_format(v, report_str(m, "unit") ? report_str(m, "unit") : "", buf, len);
 }
 
+/* A "% of roofline" figure as every table shows it: the fraction
+ * pragma_bench_roof takes (of the bandwidth roof for a kernel that does
+ * fewer FLOPs than counted, whatever an older profile stored), with " *"
+ * when it needs the note beside it. note gets the note ("" when none). */
+static void roof_text(json_t *metrics, char *buf, size_t len, char *note, size_t nlen)
+{
+	double f = pragma_bench_roof(metrics, note, nlen);
+
+	if (isnan(f)) {
+		metric_text(metrics, "roof.pct_roof", buf, len);
+		return;
+	}
+	snprintf(buf, len, "%.1f%%%s", 100 * f, note[0] ? " *" : "");
+}
+
 static int name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-json_t *report_profile_rows(json_t *a, json_t *b)
+enum pragma_time_verdict report_time_verdict(json_t *first, json_t *best)
 {
+	json_t *vb = json_object_get(best, "vs_best");
+	double lo;
+
+	if (!first || !best || first == best)
+		return PRAGMA_TIME_UNKNOWN;
+	/* The best took over by beating the best of its day in its session,
+	 * and that best had beaten the one before, back to the first. */
+	if (json_is_object(vb))
+		return !strcmp(report_str(vb, "verdict") ?: "", "faster") ? PRAGMA_TIME_FASTER : PRAGMA_TIME_UNKNOWN;
+	if (report_num(json_object_get(best, "speedup_spread"), "vs_best_lo", &lo) && lo > 1)
+		return PRAGMA_TIME_FASTER;
+	return PRAGMA_TIME_UNKNOWN;
+}
+
+/* A time of the profiled run (counters on), not the attempt's time. */
+static int profiled_time(const char *name)
+{
+	return !strncmp(name, "time.", 5);
+}
+
+json_t *report_profile_rows(json_t *att_a, json_t *att_b, enum pragma_time_verdict tv)
+{
+	json_t *a = json_object_get(att_a, "metrics"), *b = json_object_get(att_b, "metrics");
 	struct pragma_profile pa, pb;
 	struct pragma_change *ch = NULL;
 	size_t nch = 0, nd, i, nx = 0;
@@ -391,13 +538,30 @@ json_t *report_profile_rows(json_t *a, json_t *b)
 	json_t *rows = json_array();
 	const char *extra[256], *k;
 	json_t *v;
+	double ta_ms, tb_ms;
 
 	int ra = profile_of(a, &pa), rb = profile_of(b, &pb);
 
 	if (ra == 0 && rb == 0)
-		pragma_profile_compare(&pa, &pb, &ch, &nch);
+		pragma_profile_compare_timed(&pa, &pb, tv, &ch, &nch);
 	pragma_profile_release(&pa);
 	pragma_profile_release(&pb);
+
+	/* The attempt's time is its session's (DESIGN 3.5), the one every
+	 * other table shows; the profile's own time.* rows below are the
+	 * profiled run's, and say so. */
+	if ((json_is_object(a) || json_is_object(b)) &&
+	    (report_num(att_a, "time_ms", &ta_ms) | report_num(att_b, "time_ms", &tb_ms))) {
+		char sa[64] = "-", sb[64] = "-";
+		if (report_num(att_a, "time_ms", &ta_ms))
+			snprintf(sa, sizeof(sa), "%.3f ms", ta_ms);
+		if (report_num(att_b, "time_ms", &tb_ms))
+			snprintf(sb, sizeof(sb), "%.3f ms", tb_ms);
+		json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:s, s:s}", "name", "time", "label",
+						      "time (its attempt's timing session)", "a", sa, "b", sb, "change",
+						      tv == PRAGMA_TIME_FASTER ? "better" :
+						      tv == PRAGMA_TIME_SLOWER ? "worse" : ""));
+	}
 
 	/* Names outside the registry (perf:EVENT), sorted, after it. */
 	for (int side = 0; side < 2; side++)
@@ -415,16 +579,51 @@ json_t *report_profile_rows(json_t *a, json_t *b)
 		const char *name = i < nd ? defs[i].name : extra[i - nd];
 		const char *label = i < nd ? defs[i].label : name;
 		const char *change = "";
-		char ta[64], tb[64];
+		char ta[96], tb[96], lab[160];
+		json_t *row;
 		if (!json_object_get(a, name) && !json_object_get(b, name))
 			continue;
 		metric_text(a, name, ta, sizeof(ta));
 		metric_text(b, name, tb, sizeof(tb));
 		for (size_t c = 0; c < nch; c++)
 			if (!strcmp(ch[c].name, name))
-				change = ch[c].assessment > 0 ? "better" : ch[c].assessment < 0 ? "worse" : "changed";
-		json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:s, s:s}", "name", name, "label", label, "a", ta,
-						      "b", tb, "change", change));
+				change = ch[c].algorithm ? "changed with the algorithm" :
+					 ch[c].assessment > 0 ? "better" : ch[c].assessment < 0 ? "worse" : "changed";
+		if (profiled_time(name)) {
+			snprintf(lab, sizeof(lab), "profiled run: %s (counters on)", label);
+			label = lab;
+			if (*change)
+				change = "not judged: one profiled run each";
+		}
+		row = json_pack("{s:s, s:s, s:s, s:s, s:s}", "name", name, "label", label, "a", ta, "b", tb, "change", change);
+		if (!strcmp(name, "roof.pct_roof")) {
+			/* A fraction above 100%, or of the bandwidth roof because
+			 * the kernel does fewer FLOPs than counted, is explained
+			 * where it appears. */
+			char na[512], nb[512];
+			struct pragma_buf note = PRAGMA_BUF_INIT;
+			if (json_object_get(a, name)) {
+				roof_text(a, ta, sizeof(ta), na, sizeof(na));
+				json_object_set_new(row, "a", json_string(ta));
+			} else {
+				na[0] = '\0';
+			}
+			if (json_object_get(b, name)) {
+				roof_text(b, tb, sizeof(tb), nb, sizeof(nb));
+				json_object_set_new(row, "b", json_string(tb));
+			} else {
+				nb[0] = '\0';
+			}
+			if (na[0])
+				pragma_buf_addf(&note, "#%lld: %s", (long long)json_integer_value(json_object_get(att_a, "n")), na);
+			if (nb[0])
+				pragma_buf_addf(&note, "%s#%lld: %s", note.len ? "; " : "",
+						(long long)json_integer_value(json_object_get(att_b, "n")), nb);
+			if (note.len)
+				json_object_set_new(row, "note", json_string(note.data));
+			pragma_buf_release(&note);
+		}
+		json_array_append_new(rows, row);
 	}
 	free(ch);
 	return rows;
@@ -454,16 +653,45 @@ static json_t *figures(json_t *att, const char *const *names, int n)
 	}
 	if (report_num(att, "time_ms", &v)) {
 		snprintf(buf, sizeof(buf), "%.3f ms", v);
-		json_array_append_new(out, json_pack("{s:s, s:s}", "label", "median time", "text", buf));
+		json_array_append_new(out, json_pack("{s:s, s:s}", "label", "time (its session)", "text", buf));
 	}
 	for (int i = 0; i < n; i++) {
 		const struct pragma_metric_def *d = pragma_metric_find(names[i]);
+		char note[512], lab[160];
 		if (!json_object_get(metrics, names[i]))
 			continue;
-		metric_text(metrics, names[i], buf, sizeof(buf));
+		if (!strcmp(names[i], "roof.pct_roof"))
+			roof_text(metrics, buf, sizeof(buf), note, sizeof(note));
+		else
+			metric_text(metrics, names[i], buf, sizeof(buf));
+		if (profiled_time(names[i])) {
+			snprintf(lab, sizeof(lab), "profiled run: %s", d ? d->label : names[i]);
+			json_array_append_new(out, json_pack("{s:s, s:s}", "label", lab, "text", buf));
+			continue;
+		}
 		json_array_append_new(out, json_pack("{s:s, s:s}", "label", d ? d->label : names[i], "text", buf));
 	}
 	return out;
+}
+
+/* Why a round's roofline figures carry a " *". */
+static void roof_notes(json_t *round, json_t *best, json_t *cur)
+{
+	struct pragma_buf b = PRAGMA_BUF_INIT;
+	char note[512];
+	json_t *who[2] = { best, cur };
+
+	for (int i = 0; i < 2; i++) {
+		if (!who[i] || !json_object_get(json_object_get(who[i], "metrics"), "roof.pct_roof"))
+			continue;
+		pragma_bench_roof(json_object_get(who[i], "metrics"), note, sizeof(note));
+		if (note[0])
+			pragma_buf_addf(&b, "%s%% of roofline of #%lld: %s", b.len ? "; " : "",
+					(long long)json_integer_value(json_object_get(who[i], "n")), note);
+	}
+	if (b.len)
+		json_object_set_new(round, "roof_note", json_string(b.data));
+	pragma_buf_release(&b);
 }
 
 static const char *text_or(json_t *o, const char *k)
@@ -477,16 +705,16 @@ json_t *report_trace(json_t *run)
 {
 	json_t *atts = report_attempts(run), *rounds = json_array(), *a, *prev_req = NULL;
 	size_t n = json_array_size(atts), i;
-	int *best_n = calloc(n + 1, sizeof(int));
-	double *best_x = calloc(n + 1, sizeof(double));
+	struct report_decision *dec = calloc(n + 1, sizeof(*dec));
+	int recorded = pragma_report_replayed(run);
 
-	if (!best_n || !best_x)
+	if (!dec)
 		abort();
-	report_best_so_far(atts, best_n, best_x);
+	report_decide(atts, dec);
 	json_array_foreach(atts, i, a) {
 		json_t *c = json_object_get(a, "conductor"), *best = NULL, *round, *req;
 		const char *names[TRACE_MAX_METRICS + 8];
-		int nn = 0, bn = i ? best_n[i - 1] : 0;
+		int nn = 0, bn = i ? dec[i - 1].best_n : 0;
 		struct pragma_buf rq = PRAGMA_BUF_INIT;
 		size_t k;
 
@@ -515,27 +743,42 @@ json_t *report_trace(json_t *run)
 			if (json_string_value(req))
 				pragma_buf_addf(&rq, "%s%s", rq.len ? ", " : "", json_string_value(req));
 
-		round = json_pack("{s:I, s:s, s:s, s:s, s:i, s:o, s:o, s:s, s:s, s:s, s:s}", "n",
-				  json_integer_value(json_object_get(a, "n")), "verdict", text_or(c, "verdict"), "status",
-				  text_or(a, "status"), "message", text_or(a, "message"), "best_n", bn, "best",
-				  best ? figures(best, names, nn) : json_array(), "cur", figures(a, names, nn), "analysis",
-				  text_or(c, "bottleneck"), "actions", text_or(c, "actions"), "algorithm",
-				  text_or(c, "algorithm"), "requested", rq.data);
-		json_t *spr = json_object_get(a, "speedup_spread");
-		double r, lo, hi;
-		if (report_num(spr, "vs_best", &r) && report_num(spr, "vs_best_lo", &lo) && report_num(spr, "vs_best_hi", &hi)) {
-			char t[160];
-			snprintf(t, sizeof(t), "%.2fx the best's speed, measured interleaved with attempt %lld (spread %.2f–%.2f)%s",
+		/* The badge is the measurement's; the Conductor's own word rides
+		 * beside it as "verdict", never in its place. */
+		round = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:o, s:o, s:s, s:s, s:s, s:s, s:s, s:b, s:b}", "n",
+				  json_integer_value(json_object_get(a, "n")), "badge", dec[i].badge, "verdict",
+				  text_or(c, "verdict"), "status", text_or(a, "status"), "message", text_or(a, "message"),
+				  "best_n", bn, "best", best ? figures(best, names, nn) : json_array(), "cur",
+				  figures(a, names, nn), "analysis", text_or(c, "bottleneck"), "actions", text_or(c, "actions"),
+				  "algorithm", text_or(c, "algorithm"), "requested", rq.data, "summary", text_or(c, "summary"),
+				  "recorded", recorded, "last", json_is_true(json_object_get(c, "last")));
+		roof_notes(round, best, a);
+		json_t *vb = json_object_get(a, "vs_best"), *spr = json_object_get(a, "speedup_spread");
+		double r, lo, hi, bms, bx;
+		char t[400];
+		if (json_is_object(vb) && report_num(vb, "ratio", &r) && report_num(vb, "lo", &lo) && report_num(vb, "hi", &hi)) {
+			int k2 = snprintf(t, sizeof(t), "vs the best (attempt %lld), timed side by side in this attempt's session: "
+							"%.2fx [%.2f–%.2f, 95%% interval], %s: %s",
+					  (long long)json_integer_value(json_object_get(vb, "attempt")), r, lo, hi,
+					  dec[i].same_build ? "the same build" : report_str(vb, "verdict") ?: "?",
+					  dec[i].became_best ? "new best" : dec[i].same_build ? "the best stays" : "best kept");
+			if (report_num(vb, "best_ms", &bms) && report_num(vb, "best_speedup", &bx) && k2 > 0 &&
+			    (size_t)k2 < sizeof(t))
+				snprintf(t + k2, sizeof(t) - (size_t)k2, " (the best in this session: %.3f ms, %.2fx)", bms, bx);
+			json_object_set_new(round, "vs_best", json_string(t));
+		} else if (report_num(spr, "vs_best", &r) && report_num(spr, "vs_best_lo", &lo) &&
+			   report_num(spr, "vs_best_hi", &hi)) {
+			snprintf(t, sizeof(t), "%.2fx the best's speed, measured interleaved with attempt %lld (interquartile "
+					       "range, older run: %.2f–%.2f)%s",
 				 r, (long long)json_integer_value(json_object_get(spr, "vs_best_attempt")), lo, hi,
-				 lo > 1 ? ": new best" : hi < 1 ? ": slower" : ": inside the spread, best kept");
+				 lo > 1 ? ": new best" : hi < 1 ? ": slower, best kept" : ": inside the range, best kept");
 			json_object_set_new(round, "vs_best", json_string(t));
 		}
 		json_array_append_new(rounds, round);
 		prev_req = json_object_get(c, "metrics");
 		pragma_buf_release(&rq);
 	}
-	free(best_n);
-	free(best_x);
+	free(dec);
 	json_decref(atts);
 	return rounds;
 }

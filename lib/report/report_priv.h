@@ -5,6 +5,7 @@
 #include <jansson.h>
 
 #include "pragma/buf.h"
+#include "pragma/diagnose.h"
 #include "pragma/report.h"
 
 /* ---- svg.c: a small SVG plot writer ---- */
@@ -64,25 +65,51 @@ const char *report_fmt_x(double v, char *buf, size_t len);
 int report_is_best(json_t *attempt);
 /* The run's own attempt rows (candidate 0), in order; a new array. */
 json_t *report_attempts(json_t *run);
-/* Replays the loop's rule for the historical best (DESIGN 3.5: the first
- * correct kernel, then a correct one only when it beat the best in an
- * interleaved comparison beyond the spread: speedup_spread.vs_best_lo > 1).
- * best_n[i] is the attempt number held as best after attempt i (0: none
- * yet), best_x[i] that attempt's own measured speedup (NaN: none). */
+/* The loop's decisions replayed from the measurements (DESIGN 3.5): the
+ * first correct kernel is the best; a later one replaces it only when its
+ * attempt's session found it faster (vs_best.verdict "faster"; older
+ * stores: speedup_spread.vs_best_lo > 1); an identical build never does;
+ * the run's stored best (is_best) always became it. */
+struct report_decision {
+	int n, ok;
+	int became_best, same_build;
+	int best_n;              /* the best after this attempt (0: none yet) */
+	double best_x;           /* that best's speedup: as timed beside this attempt in its session when it was
+				  * (best_in_session), else as measured in its own attempt; NaN: none */
+	int best_in_session;
+	char badge[48];          /* the measurement's word: "new best", "best kept", "the same build", or the status */
+	char vs[200];            /* "1.03x vs #2 [0.97–1.09], not distinguishable", or "" */
+};
+void report_decide(json_t *attempts, struct report_decision *d);
+/* The same, as best_n[i] / best_x[i] per attempt i. */
 void report_best_so_far(json_t *attempts, int *best_n, double *best_x);
 /* The attempt with number n, or NULL. */
 json_t *report_attempt(json_t *attempts, int n);
 
-/* Metric-by-metric comparison of two stored profiles (attempt "metrics"
- * objects; either may be NULL): an array of {"name", "label", "a", "b"
- * (formatted, "-" when absent), "change": "better"|"worse"|"changed"|""}
- * in registry order; "change" is empty inside the metric's noise. */
-json_t *report_profile_rows(json_t *a, json_t *b);
+/* Metric-by-metric comparison of two stored attempts' profiles (their
+ * "metrics"; either may be absent): an array of {"name", "label", "a", "b"
+ * (formatted, "-" when absent), "change": "better"|"worse"|"changed"|
+ * "changed with the algorithm"|"not judged: …"|"", and "note" where a value
+ * needs one (a roofline fraction above 100% or of the bandwidth roof; the
+ * value then ends in " *")}. The first row is each attempt's time from its
+ * timing session; the profile's own time.* rows are the profiled runs',
+ * labelled so. tv: what the sessions said about b against a (counts of work
+ * are judged by it, lib/diagnose/compare.c); "change" is empty inside the
+ * metric's noise. */
+json_t *report_profile_rows(json_t *att_a, json_t *att_b, enum pragma_time_verdict tv);
+/* What the sessions said about the run's best against its first correct
+ * attempt: faster when the best took over by a "faster" comparison (a
+ * chain of them leads back to the first), else unknown. */
+enum pragma_time_verdict report_time_verdict(json_t *first, json_t *best);
 
 /* The Conductor's trace (Listing 1), one round per attempt the Conductor
- * analysed: {"n", "verdict", "status", "message", "best_n", "best":
- * [{"label", "text"}], "cur": [{"label", "text"}], "vs_best", "analysis",
- * "actions", "algorithm", "requested"}. */
+ * analysed: {"n", "badge" (the measurement's: report_decision), "verdict"
+ * (the Conductor's own word, shown beside the badge), "status", "message",
+ * "best_n", "best": [{"label", "text"}], "cur": [{"label", "text"}],
+ * "vs_best", "roof_note" (why a "% of roofline" figure carries " *"),
+ * "analysis", "actions", "algorithm", "requested", "summary" (the last
+ * attempt's summary of the run), "last", "recorded" (the model's replies
+ * were replayed: its text cites another machine's numbers)}. */
 json_t *report_trace(json_t *run);
 
 /* A task's label for a column: "pragma", or "pragma #2" for a repeat. */
@@ -116,16 +143,25 @@ const char *common_group_title(const char *group);
 const char *common_group_note(const char *group);
 /* A column's metrics M for the group, all tasks or one category; NULL. */
 json_t *common_metrics(json_t *col, const char *group, const char *category);
-/* Table I: metric rows, one column per series (with spreads). */
+/* Table I: metric rows, one column per series (with spreads). A roofline
+ * cell that needs a word is marked (†: a fraction above 100%, ‡: of the
+ * bandwidth roof, fewer FLOPs than counted), and common_table1_notes says
+ * what the marks mean and which final comparisons ran on a busy machine. */
 void common_table1(json_t *model, const char *group, const char *category, struct rtable *t);
+/* The notes under a Table I: one line each (md: "- " lines); "" when none. */
+void common_table1_notes(json_t *model, const char *group, const char *category, struct pragma_buf *out, int md);
 /* Each series against the first on success, fast_1 and the geometric
  * mean: pragma_bench_judge's verdict, one line each. */
 void common_judgements(json_t *model, const char *group, struct pragma_buf *out, int md);
 void common_runs_table(json_t *model, struct rtable *t);
 void common_machine(json_t *model, struct pragma_buf *out);
-/* One line on a task's run: attempts, failures, final speedup and spread,
- * baseline, stop reason, tokens, time. */
+/* One line on a task's run: attempts, failures, final speedup and its
+ * interval (the kind the run recorded), the final comparison's interference,
+ * the best in its own attempt, baseline, stop reason, tokens, time. */
 void common_entry_line(json_t *model, json_t *entry, struct pragma_buf *out);
+/* The warning to show prominently for an entry (its final comparison ran
+ * on a busy machine), or "" (returns 0). */
+int common_entry_warning(json_t *model, json_t *entry, struct pragma_buf *out);
 /* The attempts of a run; bars: a text bar column (Markdown). */
 void common_attempts_table(json_t *run, struct rtable *t, int bars);
 

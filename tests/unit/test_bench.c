@@ -133,6 +133,56 @@ static void roof_of_a_kernel_doing_fewer_flops(void **state)
 	json_decref(o);
 }
 
+/* A fraction above 100% of an ordinary kernel's roof carries its reason,
+ * and Table I counts the fractions that need a word; the spread a run
+ * stored is named for what it is (a 95% interval, or an older run's IQR). */
+static void roof_above_and_spread_kinds(void **state)
+{
+	(void)state;
+	json_t *o = outcome(run("t", "conv", "kernelbench", 0, 1, 3.0, 118, ok1, 1, 10));
+	assert_float_equal(json_number_value(json_object_get(o, "roof")), 1.18, 1e-12);
+	assert_non_null(strstr(json_string_value(json_object_get(o, "roof_note")), "above 100%"));
+	json_t *outs = json_pack("[o, O]", o, o);
+	json_t *r = run("w", "conv", "kernelbench", 0, 1, 3.0, 12, ok1, 1, 10);
+	json_t *m = json_object_get(json_array_get(json_object_get(r, "attempts"), 0), "metrics");
+	json_object_set_new(m, "roof.flops_over_peak", json_pack("{s:f}", "value", 1.58));
+	json_object_set_new(m, "roof.pct_peak_bw", json_pack("{s:f}", "value", 12.0));
+	json_array_append_new(outs, outcome(r));
+	json_array_append_new(outs, outcome(run("u", "conv", "kernelbench", 0, 1, 2.0, 40, ok1, 1, 10)));
+	json_t *met = pragma_bench_metrics(outs);
+	json_t *rn = json_object_get(json_object_get(json_object_get(met, "pytorch"), "all"), "roof_notes");
+	assert_int_equal(json_integer_value(json_object_get(rn, "above_roof")), 2);
+	assert_int_equal(json_integer_value(json_object_get(rn, "fewer_flops")), 1);
+	json_decref(met);
+	json_decref(outs);
+
+	char note[512];
+	json_t *mm = json_pack("{s:{s:f}}", "roof.pct_roof", "value", 40.0);
+	assert_float_equal(pragma_bench_roof(mm, note, sizeof(note)), 0.40, 1e-12);
+	assert_string_equal(note, "");
+	json_decref(mm);
+
+	json_t *s95 = json_pack("{s:f, s:f, s:s}", "lo", 1.0, "hi", 2.0, "method",
+				"95% interval: a bootstrap over the session's sessions and rounds");
+	json_t *siqr = json_pack("{s:f, s:f, s:s}", "lo", 1.0, "hi", 2.0, "method",
+				 "interquartile range of per-round ratios, 9 interleaved rounds");
+	json_t *snone = json_pack("{s:f}", "lo", 1.0);
+	assert_string_equal(pragma_bench_spread_kind(s95), "95% interval");
+	assert_string_equal(pragma_bench_spread_kind(siqr), "interquartile range (older run)");
+	assert_null(pragma_bench_spread_kind(snone));
+	json_decref(s95);
+	json_decref(siqr);
+	json_decref(snone);
+
+	char buf[320];
+	json_t *fin = json_pack("{s:i, s:i, s:f, s:b}", "rounds_made", 15, "rounds_clean", 3, "worst_run_delay_share", 0.25,
+				"busy", 1);
+	assert_int_equal(pragma_bench_final_text(fin, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "a BUSY machine: 3 of 15 rounds undisturbed, the worst round kept lost 25% of its time to "
+				 "other processes");
+	json_decref(fin);
+}
+
 static void table_one_by_hand(void **state)
 {
 	(void)state;
@@ -269,6 +319,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(outcome_of_a_run),
 		cmocka_unit_test(roof_of_a_kernel_doing_fewer_flops),
+		cmocka_unit_test(roof_above_and_spread_kinds),
 		cmocka_unit_test(table_one_by_hand),
 		cmocka_unit_test(trajectories_and_spread),
 		cmocka_unit_test(suites_in_the_store),

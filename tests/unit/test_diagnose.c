@@ -419,6 +419,112 @@ static void compare(void **state)
 	pragma_profile_release(&cur);
 }
 
+/* A Winograd-style candidate: fewer FMAs and instructions (it does fewer
+ * multiplies) and faster. Its falling FMA count must not read "worse":
+ * counts of work are judged by the time, and with one kernel above the FP32
+ * peak by the task's FLOP count the algorithm changed. */
+static void compare_algorithm_change(void **state)
+{
+	struct pragma_machine m = machine();
+	struct pragma_profile best, cur;
+	struct pragma_buf out = PRAGMA_BUF_INIT;
+	struct pragma_change *c;
+	size_t n;
+
+	(void)state;
+	/* 2.3 GFLOP direct: 20 ms is 50% of the 230 GFLOP/s peak; 8 ms is 1.25x it */
+	base(&best, 2.3e9, 8e6, 2);
+	base(&cur, 2.3e9, 8e6, 2);
+	roof(&best, &m, 20);
+	roof(&cur, &m, 8);
+	assert_true(pragma_profile_find(&cur, "roof.flops_over_peak") != NULL);
+	pragma_profile_set(&best, "static.fma", 48, "static");
+	pragma_profile_set(&cur, "static.fma", 12, "static");
+	pragma_profile_set(&best, "cpu.instructions", 4e9, "perf");
+	pragma_profile_set(&cur, "cpu.instructions", 1.5e9, "perf");
+	pragma_profile_set(&best, "static.stack_spills", 0, "static");
+	pragma_profile_set(&cur, "static.stack_spills", 6, "static");
+	pragma_profile_compare(&best, &cur, &c, &n);
+	int fma = 0, insn = 0, spills = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(c[i].name, "static.fma")) {
+			fma = 1;
+			assert_int_equal(c[i].direction, -1);
+			assert_int_equal(c[i].assessment, 0);
+			assert_int_equal(c[i].algorithm, 1);
+			assert_non_null(strstr(c[i].text, "changed with the algorithm"));
+		}
+		if (!strcmp(c[i].name, "cpu.instructions")) {
+			insn = 1;
+			assert_int_equal(c[i].algorithm, 1);
+		}
+		if (!strcmp(c[i].name, "static.stack_spills")) {
+			spills = 1; /* not a count of work: still judged */
+			assert_int_equal(c[i].assessment, -1);
+		}
+	}
+	assert_true(fma && insn && spills);
+	free(c);
+	pragma_profile_compare_text(&best, &cur, &out);
+	assert_null(strstr(out.data, "FMA instructions lower (48 count -> 12 count) (worse)"));
+	assert_non_null(strstr(out.data, "FMA instructions lower"));
+	assert_non_null(strstr(out.data, "changed with the algorithm"));
+	json_t *j = pragma_profile_compare_json(&best, &cur), *x;
+	size_t i;
+	int seen = 0;
+	json_array_foreach(j, i, x)
+		if (!strcmp(json_string_value(json_object_get(x, "name")), "static.fma")) {
+			seen = 1;
+			assert_string_equal(json_string_value(json_object_get(x, "assessment")), "changed with the algorithm");
+		}
+	assert_true(seen);
+	json_decref(j);
+	pragma_buf_release(&out);
+	pragma_profile_release(&best);
+	pragma_profile_release(&cur);
+
+	/* No roofline, the same algorithm's count: fewer FMAs while the
+	 * session says faster is not worse either; fewer FMAs and slower is. */
+	base(&best, 1e9, 1e7, 1);
+	base(&cur, 1e9, 1e7, 1);
+	pragma_profile_set(&best, "static.fma", 48, "static");
+	pragma_profile_set(&cur, "static.fma", 12, "static");
+	pragma_profile_compare_timed(&best, &cur, PRAGMA_TIME_FASTER, &c, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(c[0].assessment, 0);
+	assert_int_equal(c[0].algorithm, 1);
+	assert_non_null(strstr(c[0].text, "less work, and faster"));
+	free(c);
+	pragma_profile_compare_timed(&best, &cur, PRAGMA_TIME_SLOWER, &c, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(c[0].assessment, -1);
+	assert_int_equal(c[0].algorithm, 0);
+	free(c);
+	/* with no session verdict, the profiles' speedups tell the time */
+	pragma_profile_set(&best, "time.speedup", 1.5, "timing");
+	pragma_profile_set(&cur, "time.speedup", 2.5, "timing");
+	pragma_profile_compare(&best, &cur, &c, &n);
+	assert_int_equal(n, 2);
+	assert_string_equal(c[1].name, "static.fma");
+	assert_int_equal(c[1].assessment, 0);
+	free(c);
+	pragma_profile_release(&best);
+	pragma_profile_release(&cur);
+
+	/* A session verdict: the profiled runs' own times are labelled as such
+	 * and not judged (one said +25%, the session "not distinguishable"). */
+	base(&best, 1e9, 1e7, 1);
+	base(&cur, 1e9, 1e7, 1);
+	pragma_profile_set(&best, "time.median_ms", 1.20, "timing");
+	pragma_profile_set(&cur, "time.median_ms", 1.50, "timing");
+	pragma_profile_compare_text_timed(&best, &cur, PRAGMA_TIME_SAME, &out);
+	assert_non_null(strstr(out.data, "median time rose from 1.200 ms to 1.500 ms (+25%) in the profiled runs"));
+	assert_null(strstr(out.data, "(worse)"));
+	pragma_buf_release(&out);
+	pragma_profile_release(&best);
+	pragma_profile_release(&cur);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +532,7 @@ int main(void)
 		cmocka_unit_test(vector_details), cmocka_unit_test(parallelism),
 		cmocka_unit_test(cache_reuse),	 cmocka_unit_test(speculation_and_topdown),
 		cmocka_unit_test(names_are_playbooks), cmocka_unit_test(compare),
+		cmocka_unit_test(compare_algorithm_change),
 	};
 	return pragma_run_tests(tests, NULL, NULL);
 }

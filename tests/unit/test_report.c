@@ -169,7 +169,8 @@ static void fig4_svg(void **state)
 	/* the final interleaved speedup with its spread */
 	assert_int_equal(count(b.data, "class=\"final\""), 1);
 	assert_int_equal(count(b.data, "class=\"spread\""), 1);
-	assert_non_null(strstr(b.data, "final speedup of the best kernel 2.40x (spread 2.16x–2.64x)"));
+	assert_non_null(strstr(b.data, "final speedup of the best kernel 2.40x (spread: interquartile range (older run), "
+				       "2.16x–2.64x)"));
 	/* the 1x reference line on a log axis */
 	assert_int_equal(count(b.data, "class=\"ref\""), 1);
 	assert_non_null(strstr(b.data, ">1x</text>"));
@@ -227,17 +228,28 @@ static void markdown_single(void **state)
 	assert_non_null(strstr(sq, "| median fraction of roofline (best kernels) | 25.0% |"));
 	assert_non_null(strstr(sq, "| tokens per task | 1200 |"));
 	assert_null(strstr(sq, "Native C tasks"));
-	/* the attempts table: failures, the best so far, the interleaved comparisons */
-	assert_non_null(strstr(sq, "| 1 | compile_error | - | - | ✗ |"));
-	assert_non_null(strstr(sq, "| 3 | ok | 5.000 | 2.00x | ████████████████ | 1.05x vs #2 [0.95–1.15] | #2 (1.50x) |"));
+	/* the attempts table: failures, the best so far, the interleaved
+	 * comparisons (this older store's brackets are interquartile ranges,
+	 * and say so), the measurement's decision */
+	assert_non_null(strstr(sq, "| 1 | compile_error | - | - | ✗ | - | compile_error | - |"));
+	assert_non_null(strstr(sq, "| 3 | ok | 5.000 | 2.00x | ████████████████ | 1.05x vs #2 [0.95–1.15] (older run: "
+				   "interquartile range) | best kept | #2 (1.50x) |"));
 	assert_non_null(strstr(sq, "| 4 | ok | 4.000 | 2.50x |"));
-	assert_non_null(strstr(sq, "| #4 (2.50x) | best kernel. |"));
-	/* the trace reads like Listing 1 */
-	assert_non_null(strstr(b.data, "Attempt 3: improvement\nHistorical best (attempt 2):\n  speedup                = 1.50x\n"));
-	assert_non_null(strstr(b.data, "  1.05x the best's speed, measured interleaved with attempt 2 (spread 0.95–1.15):"));
-	assert_non_null(strstr(b.data, "best kept\n"));
+	assert_non_null(strstr(sq, "| new best | #4 (2.50x) | best kernel. |"));
+	/* the final speedup's bracket, named for what the older run stored */
+	assert_non_null(strstr(b.data, "final speedup 2.40x (spread: interquartile range (older run), 2.16x–2.64x)"));
+	assert_null(strstr(b.data, "95% interval 2.16x"));
+	/* the trace reads like Listing 1: the measurement's word, then the
+	 * Conductor's */
+	assert_non_null(strstr(b.data, "Attempt 3: best kept — the Conductor's verdict: improvement\nHistorical best (attempt "
+				       "2):\n  speedup                = 1.50x\n"));
+	assert_non_null(strstr(b.data, "  1.05x the best's speed, measured interleaved with attempt 2 (interquartile range, "
+				       "older run:\n  0.95–1.15): inside the range, best kept\n"));
+	assert_non_null(strstr(b.data, "Attempt 4: new best — the Conductor's verdict: improvement\n"));
 	assert_non_null(strstr(b.data, "Analysis:\n  memory bound <b>here</b>\n"));
-	/* profile: best vs first correct, metric by metric */
+	/* profile: best vs first correct, metric by metric, after each
+	 * attempt's session time */
+	assert_non_null(strstr(sq, "| time (its attempt's timing session) | 6.667 ms | 4.000 ms | better |"));
 	assert_non_null(strstr(sq, "| % of roofline | 15.0% | 25.0% | better |"));
 	assert_non_null(strstr(sq, "| FMA instructions | 4 | 12 | better |"));
 	/* the source in a fence longer than the ``` it holds */
@@ -246,6 +258,189 @@ static void markdown_single(void **state)
 	free(sq);
 	pragma_buf_release(&b);
 	json_decref(model);
+}
+
+/* A run as today's loop stores it (DESIGN 3.5): each correct attempt timed
+ * in one session with the baseline and the best (speedup with a 95%
+ * interval, vs_best with the session's verdict), a final comparison of its
+ * own, a Winograd-style best (fewer FMAs, the task's FLOP count above the
+ * FP32 peak, 112% of the bandwidth roof), the model's replies replayed from
+ * a recording, and a Conductor whose own verdict disagrees with the
+ * measurement. */
+static json_t *session_run(void)
+{
+	const char *m95 = "95% interval: a bootstrap over the session's sessions and rounds";
+	json_t *atts = json_pack(
+		"[{s:i, s:i, s:s, s:s, s:s, s:b, s:f, s:f, s:f, s:{s:f, s:f, s:s},"
+		"  s:{s:{s:f, s:s}, s:{s:f, s:s}, s:{s:f, s:s}, s:{s:f, s:s}, s:{s:f, s:s}},"
+		"  s:{s:s, s:s, s:s, s:[s]}},"
+		" {s:i, s:i, s:s, s:s, s:s, s:b, s:f, s:f, s:f, s:{s:f, s:f, s:s},"
+		"  s:{s:i, s:f, s:f, s:f, s:s, s:f, s:f, s:b},"
+		"  s:{s:{s:f, s:s}, s:{s:f, s:s}, s:{s:f, s:s}, s:{s:f, s:s}, s:{s:f, s:s}, s:{s:f, s:s}},"
+		"  s:{s:s, s:s, s:s, s:[s]}, s:s},"
+		" {s:i, s:i, s:s, s:s, s:s, s:b, s:f, s:f, s:f, s:{s:f, s:f, s:s},"
+		"  s:{s:i, s:f, s:f, s:f, s:s, s:f, s:f, s:b},"
+		"  s:{s:s, s:s, s:s, s:s, s:b}}]",
+		/* 1: the direct convolution */
+		"n", 1, "candidate", 0, "status", "ok", "stage", "done", "message", "", "is_best", 0, "time_ms", 20.0,
+		"baseline_ms", 30.0, "speedup", 1.5, "speedup_spread", "lo", 1.4, "hi", 1.6, "method", m95, "metrics",
+		"time.median_ms", "value", 18.25, "unit", "ms", "static.fma", "value", 48.0, "unit", "count",
+		"roof.pct_roof", "value", 40.0, "unit", "%", "roof.pct_peak_flops", "value", 40.0, "unit", "%",
+		"roof.pct_peak_bw", "value", 30.0, "unit", "%", "conductor", "verdict", "improvement", "bottleneck",
+		"compute bound", "actions", "1. use Winograd", "metrics", "time.median_ms",
+		/* 2: Winograd, faster in its session: the new best, whatever the
+		 * Conductor said */
+		"n", 2, "candidate", 0, "status", "ok", "stage", "done", "message", "", "is_best", 1, "time_ms", 17.286,
+		"baseline_ms", 30.0, "speedup", 1.74, "speedup_spread", "lo", 1.6, "hi", 1.9, "method", m95, "vs_best",
+		"attempt", 1, "ratio", 1.16, "lo", 1.08, "hi", 1.24, "verdict", "faster", "best_ms", 20.1, "best_speedup",
+		1.49, "same_build", 0, "metrics", "time.median_ms", "value", 15.714, "unit", "ms", "static.fma", "value",
+		12.0, "unit", "count", "roof.pct_roof", "value", 112.0, "unit", "%", "roof.flops_over_peak", "value",
+		1.33, "unit", "x", "roof.pct_peak_bw", "value", 112.0, "unit", "%", "roof.gbs", "value", 40.0, "unit",
+		"GB/s", "conductor", "verdict", "regression", "bottleneck", "fewer multiplies", "actions",
+		"1. tile the transforms", "metrics", "time.median_ms", "code", "int winograd;",
+		/* 3: the same build again */
+		"n", 3, "candidate", 0, "status", "ok", "stage", "done", "message", "", "is_best", 0, "time_ms", 17.31,
+		"baseline_ms", 30.0, "speedup", 1.73, "speedup_spread", "lo", 1.6, "hi", 1.88, "method", m95, "vs_best",
+		"attempt", 2, "ratio", 1.0, "lo", 0.97, "hi", 1.03, "verdict", "the same build", "best_ms", 17.3,
+		"best_speedup", 1.73, "same_build", 1, "conductor", "verdict", "improvement", "bottleneck", "",
+		"actions", "", "summary", "Winograd was the step that counted", "last", 1);
+	json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:i, s:i, s:s}, s:{s:s, s:{s:f}}, s:o,"
+				" s:{s:i, s:i, s:f}, s:i}",
+				"id", "r20260102-000000-cccc", "task_name", "conv2d", "task_path", "conv2d", "category",
+				"convolution", "task_kind", "kernelbench", "mode", "pragma", "llm", "replay:/rec/conv.jsonl",
+				"status", "done", "config", "attempts", 3, "trajectory", 0, "llm_spec",
+				"replay:/rec/conv.jsonl", "baseline", "kind", "pytorch", "stats", "median", 30.0, "attempts",
+				atts, "llm_calls", "prompt_tokens", 1000, "completion_tokens", 200, "cost", 0.0, "best_attempt",
+				2);
+	json_object_set_new(run, "summary",
+			    json_pack("{s:{s:i, s:f, s:f, s:{s:f, s:f, s:s}, s:{s:f, s:f, s:i, s:i, s:i, s:f, s:b},"
+				      " s:{s:f, s:f, s:f, s:f}}, s:s}",
+				      "best", "attempt", 2, "speedup", 1.8, "time_ms", 16.9, "speedup_spread", "lo", 1.7, "hi",
+				      1.9, "method", "95% interval: a bootstrap over the final comparison's sessions and rounds",
+				      "final", "time_ms", 16.9, "baseline_ms", 30.4, "rounds", 9, "rounds_made", 15,
+				      "rounds_clean", 14, "worst_run_delay_share", 0.04, "busy", 0, "in_its_attempt",
+				      "speedup", 1.74, "lo", 1.6, "hi", 1.9, "time_ms", 17.286, "stop_reason",
+				      "attempt budget (3) used"));
+	assert_non_null(run);
+	return run;
+}
+
+/* Every line of text holding needle also holds one of the words. */
+static void every_line_with(const char *text, const char *needle, const char *const *words, int nw)
+{
+	for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) {
+		const char *a = p, *z = strchr(p, '\n');
+		int found = 0;
+		while (a > text && a[-1] != '\n')
+			a--;
+		if (!z)
+			z = p + strlen(p);
+		for (int w = 0; w < nw; w++) {
+			const char *q = strstr(a, words[w]);
+			found |= q && q < z;
+		}
+		if (!found)
+			fail_msg("a line shows %s without %s: %.*s", needle, words[0], (int)(z - a), a);
+	}
+}
+
+static void report_agrees_with_measurements(void **state)
+{
+	json_t *src = json_pack("[o]", session_run()), *model, *dec;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_buf b = PRAGMA_BUF_INIT, h = PRAGMA_BUF_INIT;
+	static const char *const profiled[] = { "profiled run" };
+	static const char *const explained[] = { " *", "†", "bandwidth roof" };
+
+	(void)state;
+	model = pragma_report_model(src, &err);
+	assert_non_null(model);
+	assert_int_equal(pragma_report_render(model, PRAGMA_REPORT_MARKDOWN, NULL, &b, &err), 0);
+	char *sq = squeeze(b.data);
+
+	/* One time per attempt: attempt 2's session time in the attempts
+	 * table, the trace and the profile table; the profiled run's own time
+	 * only ever labelled as that. */
+	assert_non_null(strstr(sq, "| 2 | ok | 17.286 | 1.74x [1.60–1.90] |"));
+	assert_non_null(strstr(b.data, "  time (its session)     = 17.286 ms\n"));
+	assert_non_null(strstr(sq, "| time (its attempt's timing session) | 20.000 ms | 17.286 ms | better |"));
+	assert_true(count(b.data, "17.286") >= 5);
+	assert_non_null(strstr(b.data, "15.714"));
+	every_line_with(b.data, "15.714", profiled, 1);
+	every_line_with(b.data, "18.250", profiled, 1);
+
+	/* Roofline fractions above 100% explained where they appear: Table I,
+	 * the task's line, the profile table, the trace. */
+	assert_non_null(strstr(sq, "| median fraction of roofline (best kernels) | 112.0% † ‡ |"));
+	assert_non_null(strstr(b.data, "† 1 roofline fraction is above 100%"));
+	assert_non_null(strstr(b.data, "‡ 1 best kernel runs the task's FLOP count above the FP32 peak"));
+	assert_non_null(strstr(b.data, "112.0% of its roofline (bandwidth roof: the task's FLOP count runs at 1.33x the "
+				       "FP32 peak"));
+	assert_non_null(strstr(sq, "| % of roofline | 40.0% | 112.0% * |"));
+	assert_non_null(strstr(b.data, "\\* % of roofline: #2: bandwidth roof"));
+	assert_non_null(strstr(b.data, "above 100%: it moved the task's minimal bytes faster"));
+	every_line_with(b.data, "112.0%", explained, 3);
+
+	/* The FMA count fell because Winograd does fewer multiplies: not
+	 * "worse". */
+	assert_non_null(strstr(sq, "| FMA instructions | 48 | 12 | changed with the algorithm |"));
+	{
+		static const char *const not_worse[] = { "changed with the algorithm" };
+		every_line_with(b.data, "| FMA instructions", not_worse, 1);
+	}
+
+	/* Badges are the measurement's, the Conductor's word beside them, and
+	 * its replayed text is marked as recorded elsewhere. */
+	assert_non_null(strstr(b.data, "Attempt 2: new best — the Conductor's verdict: regression (recorded)\n"));
+	assert_non_null(strstr(b.data, "Attempt 3: the same build — the Conductor's verdict: improvement (recorded)\n"));
+	assert_non_null(strstr(b.data, "> The Conductor's text in this run was recorded on another machine"));
+	assert_non_null(strstr(b.data, "Summary of the run:\n  Winograd was the step that counted\n"));
+	assert_non_null(strstr(sq, "| 1.16x vs #1 [1.08–1.24], faster | new best | #2 (1.74x) |"));
+	assert_non_null(strstr(sq, "| 1.00x vs #2 [0.97–1.03], the same build | the same build | #2 (1.73x in this session) |"));
+	dec = pragma_report_decisions(json_array_get(src, 0));
+	assert_int_equal(json_array_size(dec), 3);
+	assert_string_equal(report_str(json_array_get(dec, 0), "badge"), "new best");
+	assert_string_equal(report_str(json_array_get(dec, 1), "badge"), "new best");
+	assert_string_equal(report_str(json_array_get(dec, 1), "conductor"), "regression");
+	assert_string_equal(report_str(json_array_get(dec, 2), "badge"), "the same build");
+	assert_true(json_is_true(json_object_get(json_array_get(dec, 2), "same_build")));
+	json_decref(dec);
+
+	/* Intervals as the timing layer computes them. */
+	assert_non_null(strstr(b.data, "final speedup 1.80x (95% interval 1.70x–1.90x), from the final comparison "
+				       "(16.900 ms against the baseline's 30.400 ms): 14 of 15 rounds undisturbed"));
+	assert_non_null(strstr(b.data, "in its own attempt's session 1.74x [1.60x–1.90x] at 17.286 ms"));
+	/* (the sources section alone names the older runs' ranges) */
+	assert_non_null(strstr(b.data, "## Where the numbers come from"));
+	*strstr(b.data, "## Where the numbers come from") = '\0';
+	assert_null(strcasestr(b.data, "interquartile"));
+	assert_null(strstr(b.data, "IQR"));
+	assert_null(strcasestr(b.data, "middle half"));
+
+	/* The HTML says the same. */
+	assert_int_equal(pragma_report_render(model, PRAGMA_REPORT_HTML, NULL, &h, &err), 0);
+	assert_non_null(strstr(h.data, "<span class=\"badge newbest\">new best</span><span class=\"cverdict\">the "
+				       "Conductor's verdict: regression (recorded)</span>"));
+	assert_non_null(strstr(h.data, "<span class=\"badge samebuild\">the same build</span>"));
+	assert_non_null(strstr(h.data, "<p class=\"recorded\">The Conductor's text in this run was recorded on another "
+				       "machine"));
+	assert_non_null(strstr(h.data, "112.0% *"));
+	assert_non_null(strstr(h.data, "<p class=\"note\">* % of roofline: #2: bandwidth roof"));
+	assert_non_null(strstr(h.data, "† 1 roofline fraction is above 100%"));
+	assert_non_null(strstr(h.data, "changed with the algorithm"));
+	assert_non_null(strstr(h.data, "final speedup of the best kernel 1.80x (95% interval 1.70x–1.90x)"));
+	assert_null(strstr(h.data, "badge improvement"));
+	assert_null(strstr(h.data, "badge regression"));
+	assert_non_null(strstr(h.data, "<section id=\"sources\">"));
+	*strstr(h.data, "<section id=\"sources\">") = '\0';
+	assert_null(strcasestr(h.data, "interquartile"));
+	assert_null(strcasestr(h.data, "middle half"));
+
+	free(sq);
+	pragma_buf_release(&b);
+	pragma_buf_release(&h);
+	json_decref(model);
+	json_decref(src);
 }
 
 /* A suite of two trajectories (a KernelBench task and a native one) next to
@@ -386,6 +581,7 @@ int main(void)
 		cmocka_unit_test(fig4_svg),
 		cmocka_unit_test(html_escapes_and_is_self_contained),
 		cmocka_unit_test(markdown_single),
+		cmocka_unit_test(report_agrees_with_measurements),
 		cmocka_unit_test(compare_groups_spreads),
 		cmocka_unit_test(runs_group_into_series),
 		cmocka_unit_test(bad_sources),
