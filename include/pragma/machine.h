@@ -116,6 +116,15 @@ void pragma_machine_uarch_text(const struct pragma_machine *m, struct pragma_buf
  * (then *fallback is set, when given). 0 when neither is known. */
 double pragma_machine_bw_roof(const struct pragma_machine *m, int *fallback);
 
+/* The bandwidth roof for a task that moves bytes, out_bytes of them
+ * written (0: unknown). A read-only stream (writes under 1/8 of the bytes:
+ * a reduction) cannot use streaming stores, and under the protocol it
+ * reaches less than a copy does: its roof is the read kernel's. Anything
+ * else gets the best kernel's (roof_gbs). *method names the kernel ("read",
+ * "ntcopy", or "peak" for the fallback); *fallback as pragma_machine_bw_roof. */
+double pragma_machine_bw_roof_for(const struct pragma_machine *m, double bytes, double out_bytes, const char **method,
+				  int *fallback);
+
 /* "how the roof was measured" in one line (for prompts and reports). */
 void pragma_machine_roof_text(const struct pragma_machine *m, struct pragma_buf *out);
 

@@ -119,6 +119,7 @@ struct pragma_profile {
 	int threads;             /* threads the timed run was given; 0 unknown */
 	int cores;               /* usable cores of the machine */
 	double flops, bytes;     /* the task's counts (flops < 0: unknown) */
+	double out_bytes;        /* of bytes, the outputs'; 0 unknown (picks the roof by traffic shape) */
 };
 
 #define PRAGMA_PROFILE_INIT { .flops = -1 }

@@ -108,6 +108,10 @@ int pragma_category_valid(const char *c);
  * where they differ. */
 const char *pragma_task_tolerance_str(const struct pragma_task *t, char *buf, size_t len);
 
+/* Bytes of the task's outputs (part of t->bytes): a task that writes
+ * little is a read-only stream for the roofline. */
+double pragma_task_output_bytes(const struct pragma_task *t);
+
 /* JSON view (for `tasks show --json` and results). */
 json_t *pragma_task_json(const struct pragma_task *t);
 

@@ -84,11 +84,15 @@ void agents_work_text(const struct pragma_task *t, const struct pragma_machine *
 	if (t->flops > 0 && t->bytes > 0)
 		pragma_buf_addf(out, ", arithmetic intensity %.2f FLOP/byte", t->flops / t->bytes);
 	pragma_buf_adds(out, ".");
-	double bw = pragma_machine_bw_roof(m, NULL);
+	const char *method = "";
+	double bw = pragma_machine_bw_roof_for(m, t->bytes, pragma_task_output_bytes(t), &method, NULL);
 	if (m->measured && bw > 0) {
 		double t_bw = t->bytes / (bw * 1e6);
 		double t_fl = t->flops > 0 && m->peak_gflops > 0 ? t->flops / (m->peak_gflops * 1e6) : 0;
-		pragma_buf_addf(out, " Lower bounds on this machine: %.3f ms from bandwidth (%.1f GB/s roof)", t_bw, bw);
+		pragma_buf_addf(out, " Lower bounds on this machine: %.3f ms from bandwidth (%.1f GB/s roof%s)", t_bw, bw,
+				!strcmp(method, "read") && m->roof_gbs > bw
+					? ": this task writes almost nothing, so its roof is the read-only kernel's"
+					: "");
 		if (t_fl > 0)
 			pragma_buf_addf(out, ", %.3f ms from compute", t_fl);
 		pragma_buf_addf(out, " — the %s roof binds.", t_fl > t_bw ? "compute" : "bandwidth");

@@ -375,6 +375,24 @@ double pragma_machine_bw_roof(const struct pragma_machine *m, int *fallback)
 	return m->peak_gbs;
 }
 
+double pragma_machine_bw_roof_for(const struct pragma_machine *m, double bytes, double out_bytes, const char **method,
+				  int *fallback)
+{
+	double bw = pragma_machine_bw_roof(m, fallback);
+
+	if (method)
+		*method = m && m->roof_gbs > 0 ? m->roof_method : "peak";
+	if (!m || m->roof_gbs <= 0 || !(bytes > 0) || !(out_bytes >= 0) || out_bytes * 8 >= bytes || out_bytes <= 0)
+		return bw;
+	for (int i = 0; i < m->n_roofs; i++)
+		if (!strcmp(m->roofs[i].name, "read") && m->roofs[i].gbs > 0) {
+			if (method)
+				*method = "read";
+			return m->roofs[i].gbs;
+		}
+	return bw;
+}
+
 void pragma_machine_roof_text(const struct pragma_machine *m, struct pragma_buf *out)
 {
 	if (m->roof_gbs > 0) {

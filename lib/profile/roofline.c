@@ -19,6 +19,7 @@
  * fraction comes from bandwidth, and roof.flops_over_peak says why.
  */
 #include <math.h>
+#include <string.h>
 
 #include "pragma/profile.h"
 
@@ -31,8 +32,9 @@ void pragma_roofline(double flops, double bytes, double median_ms, const struct 
 {
 	double t = median_ms / 1e3, t_flops = 0, t_bytes = 0, bw, g_fl = 0;
 	int fallback = 0, fewer = 0;
+	const char *method = "peak";
 
-	bw = pragma_machine_bw_roof(m, &fallback);
+	bw = pragma_machine_bw_roof_for(m, bytes, p->out_bytes, &method, &fallback);
 	if (!m || !m->measured || m->peak_gflops <= 0 || bw <= 0) {
 		pragma_profile_unavailable(p, "roofline", "the machine's peaks are not measured (run 'pragma machine')");
 		return;
@@ -55,6 +57,12 @@ void pragma_roofline(double flops, double bytes, double median_ms, const struct 
 				       "under the timing protocol was not measured (%s); kernels timed by pragma reach "
 				       "less, so %% of roof reads low ('pragma machine --measure')",
 				    bw, m->roof_why);
+	else if (m->roof_gbs > 0 && strcmp(method, m->roof_method))
+		pragma_profile_note(p, "roofline: bandwidth roof %.1f GB/s = the %s kernel timed like this one (cold cache, "
+				       "pragma-harness): the task writes %.1f%% of its bytes, a read-only stream, which "
+				       "streaming stores cannot speed up and which reaches less than the best kernel's "
+				       "%.1f GB/s (%s); bytes = inputs read once + outputs written once",
+				    bw, method, 100 * p->out_bytes / bytes, m->roof_gbs, m->roof_method);
 	else if (m->roof_gbs > 0)
 		pragma_profile_note(p, "roofline: bandwidth roof %.1f GB/s = the best streaming kernel (%s) timed like "
 				       "this one (cold cache, pragma-harness), bytes = inputs read once + outputs written "

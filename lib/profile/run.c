@@ -510,6 +510,7 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 	}
 	p->flops = o->task->flops;
 	p->bytes = o->task->bytes;
+	p->out_bytes = pragma_task_output_bytes(o->task);
 	p->cores = pragma_usable_cores();
 	p->threads = o->threads > 0 ? o->threads : p->cores;
 	if (p->threads > p->cores) {

@@ -933,3 +933,13 @@ json_t *pragma_task_json(const struct pragma_task *t)
 	json_object_set_new(o, "source", json_string(t->source));
 	return o;
 }
+
+double pragma_task_output_bytes(const struct pragma_task *t)
+{
+	double b = 0;
+
+	for (int i = 0; i < t->n_outputs; i++)
+		b += (double)pragma_shape_numel(t->outputs[i].shape, t->outputs[i].ndim) *
+		     (double)pragma_dtype_size(t->outputs[i].dtype);
+	return b;
+}

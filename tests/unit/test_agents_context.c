@@ -89,6 +89,18 @@ static void work_text(void **state)
 	has(&b, "The baseline reaches 50% of it.");
 	pragma_buf_reset(&b);
 
+	/* A reduction writes almost nothing: the read kernel's roof. */
+	struct pragma_tensor_spec o1 = { .name = "out", .role = "output", .dtype = PK_FLOAT32, .ndim = 1, .shape = { 1024 } };
+	t.outputs = &o1;
+	t.n_outputs = 1;
+	t.bytes = 30.2e6;
+	agents_work_text(&t, &m, &base, &b);
+	has(&b, "1.000 ms from bandwidth (30.2 GB/s roof: this task writes almost nothing, so its roof is the read-only "
+		"kernel's)");
+	pragma_buf_reset(&b);
+	t.outputs = NULL;
+	t.n_outputs = 0;
+
 	/* A convolution whose baseline runs the task's FLOP count at 1.5x the
 	 * FP32 peak (a Winograd baseline): no "150% of the roof". */
 	t.flops = 230e9 * 1.5 * 0.010;   /* 10 ms at 1.5x the peak */

@@ -786,6 +786,25 @@ static void test_roof_choice(void **state)
 	assert_non_null(strstr(b.data, "inputs read once + outputs written once"));
 	assert_non_null(strstr(b.data, "write-allocate not counted"));
 	pragma_buf_release(&b);
+	/* By traffic shape: a read-only stream (a reduction) gets the read
+	 * kernel's roof, anything writing an eighth of its bytes or more the
+	 * best kernel's; unknown outputs, the best. */
+	m.n_roofs = 2;
+	snprintf(m.roofs[1].name, sizeof(m.roofs[1].name), "read");
+	m.roofs[1].gbs = 16.7;
+	snprintf(m.roof_method, sizeof(m.roof_method), "ntcopy");
+	const char *method = NULL;
+	assert_true(pragma_machine_bw_roof_for(&m, 100e6, 0.1e6, &method, &fb) == 16.7 && fb == 0);
+	assert_string_equal(method, "read");
+	assert_true(pragma_machine_bw_roof_for(&m, 100e6, 50e6, &method, &fb) == 33.4);
+	assert_string_equal(method, "ntcopy");
+	assert_true(pragma_machine_bw_roof_for(&m, 100e6, 12.5e6, &method, &fb) == 33.4);   /* exactly 1/8 */
+	assert_true(pragma_machine_bw_roof_for(&m, 100e6, 0, &method, &fb) == 33.4);
+	m.n_roofs = 1;                                   /* no read kernel measured */
+	assert_true(pragma_machine_bw_roof_for(&m, 100e6, 0.1e6, &method, &fb) == 33.4);
+	m.roof_gbs = 0;                                  /* not measured: the peak, whatever the shape */
+	assert_true(pragma_machine_bw_roof_for(&m, 100e6, 0.1e6, &method, &fb) == 85.1 && fb == 1);
+	assert_string_equal(method, "peak");
 	/* The roof kernels' arrays: 4x the LLC within 64-256 MiB. */
 	assert_int_equal(pragma_machine_roof_array_bytes(32u << 20), 128u << 20);
 	assert_int_equal(pragma_machine_roof_array_bytes(1u << 20), 64u << 20);

@@ -371,6 +371,21 @@ static void roofline_protocol_roof(void **state)
 	assert_true(has_note(&p, "40.0 GB/s) is only the impossible-speed limit"));
 	pragma_profile_release(&p);
 
+	/* A reduction (writes 0.1% of its bytes): the read kernel's roof. */
+	m.n_roofs = 2;
+	snprintf(m.roofs[0].name, sizeof(m.roofs[0].name), "read");
+	m.roofs[0].gbs = 16;
+	snprintf(m.roofs[1].name, sizeof(m.roofs[1].name), "ntcopy");
+	m.roofs[1].gbs = 25;
+	pragma_profile_init(&p);
+	p.out_bytes = 0.2e6;
+	pragma_roofline(-1, 2e8, 20, &m, &p);   /* 10 GB/s */
+	near(metric(&p, "roof.peak_gbs"), 16, 1e-12);
+	near(metric(&p, "roof.pct_roof"), 62.5, 1e-9);
+	assert_true(has_note(&p, "a read-only stream"));
+	assert_true(has_note(&p, "the read kernel"));
+	pragma_profile_release(&p);
+
 	/* Not measured: the peak, and the note says the fraction reads low. */
 	m.roof_gbs = 0;
 	snprintf(m.roof_why, sizeof(m.roof_why), "cannot find pragma-harness");
