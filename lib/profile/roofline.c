@@ -55,18 +55,21 @@ void pragma_roofline(double flops, double bytes, double median_ms, const struct 
 	if (fallback && m->roof_why[0])
 		pragma_profile_note(p, "roofline: bandwidth roof %.1f GB/s is the microbenchmark peak, because the roof "
 				       "under the timing protocol was not measured (%s); kernels timed by pragma reach "
-				       "less, so %% of roof reads low ('pragma machine --measure')",
+				       "less, so %% of roof reads low ('pragma machine --measure'); bytes = inputs read "
+				       "once + outputs written once",
 				    bw, m->roof_why);
 	else if (m->roof_gbs > 0 && strcmp(method, m->roof_method))
 		pragma_profile_note(p, "roofline: bandwidth roof %.1f GB/s = the %s kernel timed like this one (cold cache, "
 				       "pragma-harness): the task writes %.1f%% of its bytes, a read-only stream, which "
 				       "streaming stores cannot speed up and which reaches less than the best kernel's "
-				       "%.1f GB/s (%s); bytes = inputs read once + outputs written once",
+				       "%.1f GB/s (%s); bytes = inputs read once + outputs written once, write-allocate "
+				       "not counted",
 				    bw, method, 100 * p->out_bytes / bytes, m->roof_gbs, m->roof_method);
 	else if (m->roof_gbs > 0)
 		pragma_profile_note(p, "roofline: bandwidth roof %.1f GB/s = the best streaming kernel (%s) timed like "
 				       "this one (cold cache, pragma-harness), bytes = inputs read once + outputs written "
-				       "once; the highest bandwidth ever measured here (%.1f GB/s) is only the "
+				       "once, write-allocate not counted; the highest bandwidth ever measured here "
+				       "(%.1f GB/s) is only the "
 				       "impossible-speed limit",
 				    bw, m->roof_method, m->peak_gbs);
 	if (flops > 0) {

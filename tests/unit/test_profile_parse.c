@@ -368,6 +368,7 @@ static void roofline_protocol_roof(void **state)
 	near(metric(&p, "roof.pct_peak_bw"), 80, 1e-9);
 	near(metric(&p, "roof.pct_roof"), 80, 1e-9);
 	assert_true(has_note(&p, "the best streaming kernel (ntcopy)"));
+	assert_true(has_note(&p, "bytes = inputs read once + outputs written once, write-allocate not counted"));
 	assert_true(has_note(&p, "40.0 GB/s) is only the impossible-speed limit"));
 	pragma_profile_release(&p);
 
@@ -384,6 +385,8 @@ static void roofline_protocol_roof(void **state)
 	near(metric(&p, "roof.pct_roof"), 62.5, 1e-9);
 	assert_true(has_note(&p, "a read-only stream"));
 	assert_true(has_note(&p, "the read kernel"));
+	assert_true(has_note(&p, "writes 0.1% of its bytes"));
+	assert_true(has_note(&p, "bytes = inputs read once + outputs written once, write-allocate not counted"));
 	pragma_profile_release(&p);
 
 	/* Not measured: the peak, and the note says the fraction reads low. */
@@ -393,6 +396,7 @@ static void roofline_protocol_roof(void **state)
 	pragma_roofline(-1, 2e8, 10, &m, &p);
 	near(metric(&p, "roof.peak_gbs"), 40, 1e-12);
 	assert_true(has_note(&p, "cannot find pragma-harness"));
+	assert_true(has_note(&p, "bytes = inputs read once + outputs written once"));
 	pragma_profile_release(&p);
 }
 
