@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "pragma_test.h"
 
@@ -16,6 +20,7 @@
 #include "pragma/buf.h"
 #include "pragma/fs.h"
 #include "pragma/log.h"
+#include "pragma/timing.h"
 
 static const char *fixture(const char *name)
 {
@@ -189,6 +194,12 @@ static void test_detect_real(void **state)
 }
 
 /* ---- JSON record ---- */
+
+/* Whether the host's measurement lock was held exclusively while measuring:
+ * a second open file description of the lock cannot take it shared. */
+static int lock_was_held = -1;
+
+static int lock_probing_measure(struct pragma_machine *m, struct pragma_err *err);
 
 static int n_measured;
 
@@ -482,6 +493,34 @@ static void test_cache_corrupt(void **state)
 	assert_int_equal(pragma_mkdir_p(f->file.data, 0755, NULL), 0);
 	load(f, 0, &m);
 	assert_int_equal(n_measured, ++expect);
+}
+
+static int lock_probing_measure(struct pragma_machine *m, struct pragma_err *err)
+{
+	int fd = open(pragma_measure_lock_path(), O_RDWR | O_CLOEXEC);
+
+	lock_was_held = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	if (fd >= 0)
+		close(fd);
+	return fake_measure(m, err);
+}
+
+/* The peaks are measured holding the measurement lock, like every timed
+ * kernel: a roof measured beside another process's timing reads low. */
+static void test_measure_holds_lock(void **state)
+{
+	struct cache_fixture *f = *state;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_machine m;
+
+	lock_was_held = -1;
+	assert_int_equal(pragma_machine_load_at(&m, fixture("zen4"), f->file.data, 1, lock_probing_measure, &err), 0);
+	assert_int_equal(lock_was_held, 1);
+	/* and released afterwards */
+	int fd = open(pragma_measure_lock_path(), O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	close(fd);
 }
 
 static void test_cache_unwritable(void **state)
@@ -829,6 +868,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cache_mismatch, cache_setup, cache_teardown),
 		cmocka_unit_test_setup_teardown(test_cache_corrupt, cache_setup, cache_teardown),
 		cmocka_unit_test_setup_teardown(test_cache_unwritable, cache_setup, cache_teardown),
+		cmocka_unit_test_setup_teardown(test_measure_holds_lock, cache_setup, cache_teardown),
 		cmocka_unit_test_setup_teardown(test_cache_measure_fails, cache_setup, cache_teardown),
 		cmocka_unit_test_setup_teardown(test_load_env_cache_dir, cache_setup, cache_teardown),
 		cmocka_unit_test_setup_teardown(test_cache_format_migration, cache_setup, cache_teardown),
@@ -840,5 +880,15 @@ int main(void)
 
 	/* The corrupt-cache cases warn by design; keep the test log readable. */
 	pragma_log_set_level(getenv("PRAGMA_TEST_VERBOSE") ? PRAGMA_LOG_DEBUG : PRAGMA_LOG_ERROR);
-	return pragma_run_tests(tests, NULL, NULL);
+	/* Measuring takes the host's measurement lock: a private one, so the
+	 * fake measurements never wait for real ones on this host. */
+	struct pragma_buf lockdir = PRAGMA_BUF_INIT;
+	const char *tmp = getenv("TMPDIR");
+	if (pragma_mkdtemp(tmp && *tmp ? tmp : "/tmp", "pragma-test-machine-lock.", &lockdir, NULL) < 0)
+		return 1;
+	setenv("PRAGMA_LOCK_DIR", lockdir.data, 1);
+	int rc = pragma_run_tests(tests, NULL, NULL);
+	pragma_rm_rf(lockdir.data, NULL);
+	pragma_buf_release(&lockdir);
+	return rc;
 }
