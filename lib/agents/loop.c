@@ -260,13 +260,19 @@ static void timing_text(struct loop *L, const struct agents_eval *ev, struct pra
 {
 	json_t *p = json_object_get(ev->timing, "protocol");
 
+	long long kept = json_integer_value(json_object_get(p, "rounds")),
+		  made = json_integer_value(json_object_get(p, "rounds_made"));
+
 	pragma_buf_addf(out, "Timing (one session: %lld interleaved rounds kept of %lld, %lld calls per round and side, "
 			     "%s, %d threads):",
-			(long long)json_integer_value(json_object_get(p, "rounds")),
-			(long long)json_integer_value(json_object_get(p, "rounds_made")),
-			(long long)json_integer_value(json_object_get(p, "reps_per_round")),
+			kept, made, (long long)json_integer_value(json_object_get(p, "reps_per_round")),
 			json_is_true(json_object_get(p, "cold")) ? "cache flushed before every call" : "warm cache",
 			L->R.threads);
+	if (kept < made)
+		pragma_buf_addf(out, "\n- rounds are dropped, on every side alike, when other processes took over %.0f%% of "
+				     "a side's time in them (or, on a machine too busy for that, all but the least "
+				     "disturbed third)",
+				100 * json_number_value(json_object_get(p, "run_delay_threshold")));
 	pragma_buf_addf(out, "\n- this kernel%s: %.4g ms (the spread of its calls: min %.4g, max %.4g)",
 			json_array_size(ev->tune_table) ? " (the chosen variant)" : "", ev->time_ms, ev->time.min,
 			ev->time.max);
@@ -530,7 +536,9 @@ static int coder_prompt(struct loop *L, int n, struct pragma_buf *user, struct p
 		json_object_set_new(vars, "code", json_string(L->last_code));
 		json_object_set_new(vars, "code_label", json_string("your last kernel"));
 		if (L->have_best && L->best_code && strcmp(L->best_code, L->last_code))
-			pragma_buf_addf(&note, "For reference, the historical best (attempt %d, %.2fx, %.3f ms) is:\n```c\n%s\n```",
+			pragma_buf_addf(&note,
+					"For reference, the historical best (attempt %d: %.2fx, %.3f ms in its own attempt's "
+					"session) is:\n```c\n%s\n```",
 					L->best_n, L->best.speedup, L->best.time_ms, L->best_code);
 		json_object_set_new(vars, "best_note", json_string(note.data));
 		json_object_set_new(vars, "feedback", json_string(L->feedback.data));
@@ -925,7 +933,9 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 	L->decision[0] = '\0';
 	if (!strcmp(ev.status, "ok")) {
 		if (became_best)
-			snprintf(L->decision, sizeof(L->decision), "Decision: attempt %d is the new best.", n);
+			snprintf(L->decision, sizeof(L->decision), "Decision: attempt %d is the new best%s.", n,
+				 ev.vs_base.hi < 1 ? ", though still slower than the baseline"
+				 : ev.vs_base.lo <= 1 ? ", though not distinguishable from the baseline" : "");
 		else if (same_build)
 			snprintf(L->decision, sizeof(L->decision),
 				 "Decision: the same build as the best (attempt %d), which stays.", L->best_n);

@@ -276,5 +276,14 @@ void pragma_machine_uarch_text(const struct pragma_machine *m, struct pragma_buf
 	pragma_buf_addf(out, "- Cache latency (load-to-use, cycles): L1 %s, L2 %s, L3 %s\n", u->l1_latency,
 			u->l2_latency, u->l3_latency);
 	clock_text(m, out);
+	/* The clock the FMA units actually ran at, from the measured peak: a
+	 * VM's "cpu MHz" is often the base clock, not the one kernels get. */
+	if (m->peak_gflops_1core > 0 && u->fma_units > 0 && u->datapath_bits > 0) {
+		double per_cycle = 2.0 * u->fma_units * (u->datapath_bits / 32);
+		pragma_buf_addf(out,
+				"- Sustained clock: about %.2f GHz, from the measured one-core FP32 peak (%.1f GFLOP/s at %.0f "
+				"FLOP per cycle)\n",
+				m->peak_gflops_1core / per_cycle, m->peak_gflops_1core, per_cycle);
+	}
 	pragma_buf_addf(out, "- Sources: %s\n", u->source);
 }

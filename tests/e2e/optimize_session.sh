@@ -39,6 +39,9 @@ assert "Historical best (attempt 3)" in t4, "no best at attempt 4"
 assert "60 times over" in t4, "best code missing at attempt 4"
 assert "Historical best (attempt 4)" in t5 and "omp parallel for" in t5, "best code missing at attempt 5"
 assert "metric by metric" in t5, "no comparison"
+# Attempt 3 (the first correct kernel, 60 times slower) becomes the best,
+# and the request says plainly that it is slower than the baseline.
+assert "Decision: attempt 3 is the new best, though still slower than the baseline" in text(cond[2]), "no 'slower'"
 t1 = text(cond[0])
 assert "compile_error" in t1 and "Likely causes" in t1, "no error causes"
 coder = [r for r in reqs if r["headers"].get("x-pragma-agent") == "coder"]

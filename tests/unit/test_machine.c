@@ -782,6 +782,14 @@ static void test_uarch_text(void **state)
 	assert_non_null(strstr(b.data, "2596 MHz"));
 	assert_non_null(strstr(b.data, "virtual machine without cpufreq"));
 	assert_non_null(strstr(b.data, "Sources: AMD Software Optimization Guide"));
+	assert_null(strstr(b.data, "Sustained clock")); /* no peak measured yet */
+	/* Zen 4: two 256-bit FMA pipes, 32 FP32 FLOP per cycle; a measured
+	 * 96 GFLOP/s on one core is a 3.00 GHz clock, whatever cpuinfo says. */
+	m.peak_gflops_1core = 96.0;
+	pragma_buf_reset(&b);
+	pragma_machine_uarch_text(&m, &b);
+	assert_non_null(strstr(b.data, "Sustained clock: about 3.00 GHz, from the measured one-core FP32 peak "
+				       "(96.0 GFLOP/s at 32 FLOP per cycle)"));
 
 	pragma_buf_reset(&b);
 	assert_int_equal(pragma_machine_detect_at(&m, fixture("intel"), &err), 0);
