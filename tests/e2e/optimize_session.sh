@@ -55,9 +55,30 @@ jcheck "store holds 5 attempts, best flagged, calls recorded" \
 # n-pragma: the same session, no profile in any Conductor request.
 kill $FAKE_PID 2>/dev/null
 start_fake_llm "$W/script.json"
+# (as text: the summary a user reads)
 expect_exit 0 "optimize, n-pragma mode" -- \
-	$PRAGMA optimize "$TASK" --set N=65536 --llm openai:fake-model --mode n-pragma --attempts 5 --db "$W/p.db" --json --no-cache
-jcheck "n-pragma best is attempt 4" "j['best']['attempt'] == 4 and j['mode'] == 'n-pragma'"
+	$PRAGMA optimize "$TASK" --set N=65536 --llm openai:fake-model --mode n-pragma --attempts 5 --db "$W/p.db" --no-cache
+out >"$W/n.txt"
+RUN2=$(sed -n 's/^run: *\([^ ]*\) .*/\1/p' "$W/n.txt")
+$PY - "$W/n.txt" <<'PYEOF' && ok "text summary: one time per attempt, 95% intervals, the measurement's decisions" || { bad "text summary"; sed 's/^/    /' "$W/n.txt" | head -60; }
+import re, sys
+t = open(sys.argv[1]).read()
+assert "middle half" not in t and "IQR" not in t and "interquartile" not in t, "old interval wording"
+m = re.search(r"^best: +attempt 4: ([0-9.]+) ms, ([0-9.]+)x \[([0-9.]+)–([0-9.]+)\] in its attempt's session$", t, re.M)
+assert m, "best line"
+assert re.search(r"^final: +[0-9.]+ ms against the baseline's [0-9.]+ ms in the same rounds: [0-9.]+x \[[0-9.]+–[0-9.]+, 95% interval\]$", t, re.M), "final line"
+assert re.search(r"rounds undisturbed", t), "the final comparison's conditions"
+a4 = re.search(r"^-- attempt 4: ok, ([0-9.]+) ms, ([0-9.]+)x \[[0-9.]+–[0-9.]+, 95% interval\]; vs best: .*; decision: new best$", t, re.M)
+assert a4, "attempt 4's line"
+assert a4.group(1) == m.group(1), "attempt 4 shows two times: %s and %s" % (a4.group(1), m.group(1))
+assert a4.group(2) == m.group(2), "attempt 4 shows two speedups"
+assert re.search(r"^-- attempt 1: compile_error; decision: compile_error$", t, re.M), "a failure's decision"
+assert re.search(r"^-- attempt 3: ok, [0-9.]+ ms, [0-9.]+x \[.*\]; decision: new best$", t, re.M), "the first correct kernel"
+assert re.search(r"^-- attempt 5: ok, .*; decision: best kept$", t, re.M), "the slower attempt 5 keeps the best"
+assert t.count("the Conductor's verdict: ") == 5, "the Conductor's own word, beside the decision"
+PYEOF
+expect_exit 0 "runs show, n-pragma" -- $PRAGMA runs show "$RUN2" --db "$W/p.db" --json
+jcheck "n-pragma best is attempt 4" "j['best_attempt'] == 4 and j['mode'] == 'n-pragma'"
 $PY - "$FAKE_LOG" <<'PYEOF' && ok "n-pragma conductor sees no profile" || bad "n-pragma conductor saw a profile"
 import json, sys
 reqs = [json.loads(l) for l in open(sys.argv[1])]
