@@ -805,6 +805,8 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 	pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, &perr);
 
 	progress(L, n, "coding", NULL);
+	/* single mode has no profile and no Conductor: its system prompt says so */
+	json_object_set_new(vars, "single", json_boolean(L->mode == PRAGMA_MODE_SINGLE));
 	if (render(L, "coder_system.md", vars, &sys, err) < 0 || coder_prompt(L, n, &user, err) < 0)
 		goto out;
 	if (L->resume_reply && L->resume_n == n) {

@@ -298,6 +298,19 @@ static void test_template_sections(void **state)
 	assert_non_null(strstr(out.data, "near its roofline (12%)"));
 	assert_null(strstr(out.data, "different approaches"));
 	json_decref(v);
+	/* single mode's Coder hears of no Conductor and no profile (a model
+	 * player waited for a Conductor the system prompt promised) */
+	for (int single = 0; single < 2; single++) {
+		const char *files[] = { "coder_system.md", "coder_system_cuda.md" };
+		for (int f = 0; f < 2; f++) {
+			v = json_pack("{s:b}", "single", single);
+			pragma_buf_reset(&out);
+			assert_int_equal(pragma_template_render_file(files[f], v, &out, &err), 0);
+			assert_int_equal(strstr(out.data, "a Conductor reads that evidence") == NULL, single);
+			assert_int_equal(strstr(out.data, "no profile, no Conductor") == NULL, !single);
+			json_decref(v);
+		}
+	}
 	pragma_buf_release(&out);
 }
 
