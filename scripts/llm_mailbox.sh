@@ -84,6 +84,10 @@ next)
 reply)
 	box=${2:?usage: reply DIR ID FILE}; id=${3:?}; file=${4:?}
 	[ -e "$box/$id.request.json" ] || { echo "no request $id in $box" >&2; exit 2; }
+	# pragma reads the first reply as soon as it lands: a second one would
+	# be ignored in silence (a player once sent the wrong file, then the
+	# right one, and the wrong kernel was run).
+	[ ! -e "$box/$id.reply.md" ] || { echo "request $id in $box was already answered; pragma has read that reply" >&2; exit 2; }
 	cp "$file" "$box/$id.reply.md.tmp" && mv "$box/$id.reply.md.tmp" "$box/$id.reply.md"
 	echo "answered $id"
 	;;

@@ -120,6 +120,8 @@ struct pragma_profile {
 	int cores;               /* usable cores of the machine */
 	double flops, bytes;     /* the task's counts (flops < 0: unknown) */
 	double out_bytes;        /* of bytes, the outputs'; 0 unknown (picks the roof by traffic shape) */
+	double timed_ms;         /* the timing session's time of this build, 0 unknown: rates of a
+				  * profiled run far from it (busy cores) are not the timed kernel's */
 };
 
 #define PRAGMA_PROFILE_INIT { .flops = -1 }
@@ -132,6 +134,11 @@ void pragma_profile_release(struct pragma_profile *p);
  * infinite value is dropped: a collector that cannot compute a figure says
  * nothing rather than a wrong number. */
 void pragma_profile_set(struct pragma_profile *p, const char *name, double value, const char *source);
+/* 1 when the profiled run's median (time.median_ms) is far from the timing
+ * session's time of the same build (timed_ms): more than 1.3x off either
+ * way, so the rates derived from that run may not describe the timed
+ * kernel. 0 when close or when either is unknown. */
+int pragma_profile_far_from_timed(const struct pragma_profile *p);
 /* 1 and *v when present, else 0. */
 int pragma_profile_get(const struct pragma_profile *p, const char *name, double *v);
 const struct pragma_metric *pragma_profile_find(const struct pragma_profile *p, const char *name);

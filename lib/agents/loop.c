@@ -270,8 +270,8 @@ static void timing_text(struct loop *L, const struct agents_eval *ev, struct pra
 			L->R.threads);
 	if (kept < made)
 		pragma_buf_addf(out, "\n- rounds are dropped, on every side alike, when other processes took over %.0f%% of "
-				     "a side's time in them (or, on a machine too busy for that, all but the least "
-				     "disturbed third)",
+				     "a side's time in them (on a machine too busy to leave a third of them, none are "
+				     "dropped and the numbers carry a warning)",
 				100 * json_number_value(json_object_get(p, "run_delay_threshold")));
 	pragma_buf_addf(out, "\n- this kernel%s: %.4g ms (the spread of its calls: min %.4g, max %.4g)",
 			json_array_size(ev->tune_table) ? " (the chosen variant)" : "", ev->time_ms, ev->time.min,
@@ -355,9 +355,12 @@ static void history_text(struct loop *L, struct pragma_buf *out)
 {
 	size_t i;
 	json_t *h;
+	long long best_now = 0;
 
 	json_array_foreach(L->history, i, h) {
 		json_t *sp = json_object_get(h, "speedup"), *vb = json_object_get(h, "vs_best");
+		if (json_is_true(json_object_get(h, "became_best")))
+			best_now = json_integer_value(json_object_get(h, "n"));
 		pragma_buf_addf(out, "- attempt %lld: %s", (long long)json_integer_value(json_object_get(h, "n")),
 				json_string_value(json_object_get(h, "status")));
 		if (json_is_number(sp))
@@ -378,7 +381,13 @@ static void history_text(struct loop *L, struct pragma_buf *out)
 			pragma_buf_addf(out, " — %.160s", m);
 		pragma_buf_addch(out, '\n');
 	}
-	if (L->have_best)
+	/* From the lines above, not the loop's state: the Conductor reads this
+	 * before the loop adopts an attempt that has just become the best (a
+	 * request once said "Decision: attempt 2 is the new best" and "The
+	 * best now: attempt 1"). */
+	if (best_now)
+		pragma_buf_addf(out, "The best now: attempt %lld.\n", best_now);
+	else if (L->have_best)
 		pragma_buf_addf(out, "The best now: attempt %d.\n", L->best_n);
 }
 
@@ -409,6 +418,9 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 	}
 
 	json_object_set_new(vars, "metric_names", json_string("see the profile; any name shown there"));
+	/* n-pragma's Conductor is told it gets no profile (players were
+	 * promised one and asked for metrics from an empty list) */
+	json_object_set_new(vars, "profiled", json_boolean(full));
 	if (render(L, "conductor_system.md", vars, &sys, err) < 0)
 		goto out;
 	verdict_text(L, ev, &v);

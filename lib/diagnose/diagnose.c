@@ -401,6 +401,13 @@ static void par_rules(const struct pragma_profile *p, struct pragma_diagnosis *d
 	if (!get(p, "par.utilization", &util) || !get(p, "par.busy_cores", &busy) || !get(p, "par.threads", &th) ||
 	    th < 2 || util >= 60)
 		return;
+	/* Busy cores are the profiled run's: when that run took far longer
+	 * (or shorter) than the timing session's, it was disturbed, and its
+	 * idle core says nothing about the timed kernel (model players were
+	 * told "low parallelism" of statically split two-thread kernels whose
+	 * profiled run took 2-4x the timed one). The profile's note says so. */
+	if (pragma_profile_far_from_timed(p))
+		return;
 	long rb = lround(busy), rt = lround(th);
 	if (rb >= 0 && rb <= 8 && rt <= 8 && rb < rt)
 		add(d, "low-parallelism", busy < 1.25 ? 0.85 : 0.6,

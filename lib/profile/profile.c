@@ -68,6 +68,15 @@ const struct pragma_metric *pragma_profile_find(const struct pragma_profile *p, 
 	return NULL;
 }
 
+int pragma_profile_far_from_timed(const struct pragma_profile *p)
+{
+	double m;
+
+	if (p->timed_ms <= 0 || !pragma_profile_get(p, "time.median_ms", &m) || m <= 0)
+		return 0;
+	return m > 1.3 * p->timed_ms || m < p->timed_ms / 1.3;
+}
+
 int pragma_profile_get(const struct pragma_profile *p, const char *name, double *v)
 {
 	const struct pragma_metric *m = pragma_profile_find(p, name);
@@ -220,6 +229,8 @@ json_t *pragma_profile_json(const struct pragma_profile *p, const char *const *e
 		json_object_set_new(o, "source", json_string(p->source_name));
 	json_object_set_new(o, "threads", json_integer(p->threads));
 	json_object_set_new(o, "cores", json_integer(p->cores));
+	if (p->timed_ms > 0)
+		json_object_set_new(o, "timed_ms", json_real(p->timed_ms));
 	return o;
 }
 
@@ -266,6 +277,7 @@ int pragma_profile_from_json(json_t *j, struct pragma_profile *p, struct pragma_
 			 json_string_value(json_object_get(j, "source")));
 	p->threads = (int)json_integer_value(json_object_get(j, "threads"));
 	p->cores = (int)json_integer_value(json_object_get(j, "cores"));
+	p->timed_ms = json_number_value(json_object_get(j, "timed_ms"));
 	return 0;
 }
 

@@ -625,11 +625,11 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 		 * baseline: the roofline uses that time, so the fraction shown
 		 * matches the time shown. A profiled run far off it (counters,
 		 * another process's placement, a busy machine) is said. */
-		double r = median / o->time_ms;
+		p->timed_ms = o->time_ms;
 		pragma_profile_note(p, "roofline: from the timing session's %.4g ms; this profiled run's median was %.4g ms%s",
 				    o->time_ms, median,
-				    r > 1.3 || r < 0.77 ? " — far from it, so rates derived from this run (busy cores, "
-							  "counters per call) may not describe the timed kernel"
+				    pragma_profile_far_from_timed(p) ? " — far from it, so rates derived from this run (busy cores, "
+							  "counters per call) may not describe the timed kernel, and the diagnosis leaves its busy cores out"
 							: "");
 	}
 	if (mask & PRAGMA_COL_ROOFLINE)

@@ -309,12 +309,26 @@ static void emit(struct runner *R, const struct pragma_suite_elem *el, double se
 	R->o->event(R->o->event_ctx, &ev);
 }
 
+/* A baseline configuration without what its timing session measured
+ * (the rounds it made and kept vary with the machine's load: outcomes,
+ * not configuration). A new reference, or NULL. */
+static json_t *config_only(json_t *bc)
+{
+	json_t *c = bc ? json_deep_copy(bc) : NULL, *p = c ? json_object_get(c, "protocol") : NULL;
+
+	if (json_is_object(p)) {
+		json_object_del(p, "rounds");
+		json_object_del(p, "rounds_made");
+	}
+	return c;
+}
+
 /* The baseline's configuration must not change within a suite; kept per
  * baseline kind (PyTorch's and the C reference's are different things). */
 static void check_baseline(struct runner *R, json_t *run, const char *task_name)
 {
 	struct pragma_err err = PRAGMA_ERR_INIT;
-	json_t *bc = json_object_get(json_object_get(run, "baseline"), "config");
+	json_t *bc = config_only(json_object_get(json_object_get(run, "baseline"), "config"));
 	const char *bk = json_string_value(json_object_get(json_object_get(run, "baseline"), "kind")) ?: "?";
 
 	if (!R->bconf)
@@ -329,6 +343,7 @@ static void check_baseline(struct runner *R, json_t *run, const char *task_name)
 		json_array_append_new(R->changed, json_string(task_name));
 		pragma_warn("%s's baseline ran with another configuration", task_name);
 	}
+	json_decref(bc);
 }
 
 /* An element has ended: its run into the suite's store, its outcome said. */

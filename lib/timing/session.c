@@ -468,52 +468,23 @@ static int one_round(struct ctx *x, int first_of_session, struct pragma_err *err
 	return 0;
 }
 
-/* The worst run-queue delay any side saw in round r. */
-static double round_worst(struct ctx *x, int r)
-{
-	double w = 0;
-
-	for (int i = 0; i < x->n; i++)
-		if (x->sides[i].t.round_delay[r] > w)
-			w = x->sides[i].t.round_delay[r];
-	return w;
-}
-
-static int cmp_delay(const void *a, const void *b)
-{
-	double x = ((const double *)a)[0], y = ((const double *)b)[0];
-
-	return x < y ? -1 : x > y;
-}
-
-/* Keep the rounds the least disturbed on every side: those in which no
- * side lost more than DISTURBANCE_OK of its time to other processes when at
- * least a third of them (and 3) qualify; on a machine too busy for that,
- * the third of the rounds (at least 3) with the smallest worst delay —
- * calls known to be disturbed say little about the kernels, and the least
- * disturbed say the most. Whole rounds go, on every side, so the selection
- * stays symmetric. *out receives a view per side (owning its arrays).
- * Returns the rounds kept. */
+/* Keep only the rounds in which no side lost more than DISTURBANCE_OK of
+ * its time to other processes, when at least a third of them (and 3)
+ * qualify: calls known to be disturbed say little about the kernels. On a
+ * machine too busy for that, every round is kept (the session is marked
+ * busy): a few least-disturbed rounds would make the bootstrap's interval
+ * narrower than the data supports (a bootstrap over 3 rounds understates
+ * the spread). Whole rounds go, on every side, so the selection stays symmetric. *out
+ * receives a view per side (owning its arrays). Returns the rounds kept. */
 static int select_rounds(struct ctx *x, struct pragma_side_times *out)
 {
-	int n = common_rounds(x), clean = 0, want = (n + 2) / 3 > 3 ? (n + 2) / 3 : 3;
+	int n = common_rounds(x), clean = 0;
 	char *keep = calloc((size_t)n + 1, 1);
 
 	for (int r = 0; r < n; r++)
 		clean += keep[r] = (char)round_clean(x, r);
-	if (clean < want) {
-		/* Too few clean rounds: the least disturbed third instead. */
-		double (*rank)[2] = malloc(sizeof(*rank) * (size_t)(n + 1));
-		for (int r = 0; r < n; r++) {
-			rank[r][0] = round_worst(x, r);
-			rank[r][1] = r;
-			keep[r] = 0;
-		}
-		qsort(rank, (size_t)n, sizeof(*rank), cmp_delay);
-		for (int k = 0; k < n && k < want; k++)
-			keep[(int)rank[k][1]] = 1;
-		free(rank);
-	}
+	if (clean < 3 || 3 * clean < n)
+		memset(keep, 1, (size_t)n); /* too busy: all of them, marked busy */
 	for (int i = 0; i < x->n; i++) {
 		struct pragma_side_times *t = &x->sides[i].t, *o = &out[i];
 		int from = 0;

@@ -39,6 +39,9 @@ assert "Historical best (attempt 3)" in t4, "no best at attempt 4"
 assert "60 times over" in t4, "best code missing at attempt 4"
 assert "Historical best (attempt 4)" in t5 and "omp parallel for" in t5, "best code missing at attempt 5"
 assert "metric by metric" in t5, "no comparison"
+# The history's last line agrees with the decision (attempt 4 became the
+# best in this very request).
+assert "Decision: attempt 4 is the new best" in t4 and "The best now: attempt 4." in t4, "best now contradicts"
 # Attempt 3 (the first correct kernel, 60 times slower) becomes the best,
 # and the request says plainly that it is slower than the baseline.
 assert "Decision: attempt 3 is the new best, though still slower than the baseline" in text(cond[2]), "no 'slower'"

@@ -249,6 +249,21 @@ static void parallelism(void **state)
 	has(find(&d, "low-parallelism"), "one core busy of two");
 	assert_true(find(&d, "low-parallelism")->confidence >= 0.8);
 	pragma_diagnosis_release(&d);
+	/* The profiled run took 16.6 ms where the timing session measured the
+	 * same build at 6.8 ms: a disturbed run, whose idle core says nothing
+	 * about the timed kernel (a trial's players were told "low
+	 * parallelism" of statically split kernels this way). */
+	pragma_profile_set(&p, "time.median_ms", 16.6, "timing");
+	p.timed_ms = 6.8;
+	assert_true(pragma_profile_far_from_timed(&p));
+	pragma_diagnose(&p, NULL, &d);
+	assert_null(find(&d, "low-parallelism"));
+	pragma_diagnosis_release(&d);
+	p.timed_ms = 15.0; /* close: the run is the timed kernel's */
+	assert_false(pragma_profile_far_from_timed(&p));
+	pragma_diagnose(&p, NULL, &d);
+	has(find(&d, "low-parallelism"), "one core busy of two");
+	pragma_diagnosis_release(&d);
 	pragma_profile_set(&p, "par.busy_cores", 1.9, "par");
 	pragma_profile_set(&p, "par.utilization", 95, "par");
 	pragma_diagnose(&p, NULL, &d);

@@ -298,6 +298,20 @@ static void test_template_sections(void **state)
 	assert_non_null(strstr(out.data, "near its roofline (12%)"));
 	assert_null(strstr(out.data, "different approaches"));
 	json_decref(v);
+	/* n-pragma's Conductor is promised no profile and asked for no metrics */
+	for (int prof = 0; prof < 2; prof++) {
+		const char *files[] = { "conductor_system.md", "conductor_system_cuda.md" };
+		for (int f = 0; f < 2; f++) {
+			v = json_pack("{s:b, s:s}", "profiled", prof, "metric_names", "see the profile");
+			pragma_buf_reset(&out);
+			assert_int_equal(pragma_template_render_file(files[f], v, &out, &err), 0);
+			assert_int_equal(strstr(out.data, "the hardware profile with a rule-based diagnosis") == NULL, !prof);
+			assert_int_equal(strstr(out.data, "\nMetrics:") == NULL, !prof);
+			assert_int_equal(strstr(out.data, "This run gives you no profile") == NULL, prof);
+			assert_null(strstr(out.data, "{{"));
+			json_decref(v);
+		}
+	}
 	/* single mode's Coder hears of no Conductor and no profile (a model
 	 * player waited for a Conductor the system prompt promised) */
 	for (int single = 0; single < 2; single++) {
