@@ -30,8 +30,13 @@ jcheck "attempt 2 is the same build as the best" \
 	"j['attempts'][1]['vs_best']['same_build'] and j['attempts'][1]['vs_best']['verdict'] == 'the same build'"
 jcheck "attempts 3 and 4: measured, never faster or slower" \
 	"all(a['vs_best']['verdict'] in ('not distinguishable', 'the same within the noise') for a in j['attempts'][2:])"
-jcheck "their intervals contain 1.00 (the same kernel reads 1.00x within its uncertainty)" \
-	"all(a['vs_best']['lo'] <= 1.0 <= a['vs_best']['hi'] for a in j['attempts'][1:])"
+# A 95% interval misses the truth one time in twenty by construction, and
+# builds 3 and 4 differ from the best in their objects' layout (a real 1-2%
+# is possible): each reads 1.00x within its interval or within the 3%
+# margin pragma uses to call two builds the same (CI once saw an interval
+# just above 1.00 with a "not distinguishable" verdict).
+jcheck "their intervals contain 1.00, or their ratio is within the 3% same-build margin" \
+	"all(a['vs_best']['lo'] <= 1.0 <= a['vs_best']['hi'] or 1/1.03 <= a['vs_best']['ratio'] <= 1.03 for a in j['attempts'][1:])"
 jcheck "every speedup shown lies inside its own interval" \
 	"all(a['speedup_spread']['lo'] <= a['speedup'] <= a['speedup_spread']['hi'] for a in j['attempts'])"
 RUN=$($PY -c "import json; print(json.load(open('/tmp/e2e.out.$$'))['run'])")
