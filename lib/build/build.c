@@ -249,12 +249,12 @@ out:
 	return ret;
 }
 
-/* What -march=native resolves to on this host: the CPU's vendor, family,
- * model and ISA flags from /proc/cpuinfo (a cluster's nodes may differ, and
- * a build for one is not a build for another). Read once per process. */
 /* The fixed flags every build gets (pragma_build_so); part of the cache key. */
 #define BUILD_RECIPE "-O3 -march=native -fopenmp -fPIC -shared -fno-gnu-unique -lm"
 
+/* What -march=native resolves to on this host: the CPU's vendor, family,
+ * model and ISA flags from /proc/cpuinfo (a cluster's nodes may differ, and
+ * a build for one is not a build for another). Read once per process. */
 static const char *host_cpu(void)
 {
 	static char id[8192];
