@@ -49,8 +49,9 @@ static const char eval_usage[] =
 	"rounds of timed calls interleaved B C / C B ..., cold cache before every call,\n"
 	"the verified input sets in turn, threads = usable cores on both sides. Reports\n"
 	"time_ms and baseline_ms (median/mean/stdev/min/max/count), the speedup (ratio\n"
-	"of medians) with the spread of per-round ratios, and checks the outputs of the\n"
-	"timed calls and the time against the memory system's peak (impossible_speed).\n"
+	"of medians) with its 95% interval (a bootstrap over the sessions, then the\n"
+	"rounds within them), and checks the outputs of the timed calls and the time\n"
+	"against the memory system's peak (impossible_speed).\n"
 	"\n"
 	"  --rounds N      interleaved rounds that no other process disturbed (default\n"
 	"                  15; on a busy machine up to 3N rounds are made to get them)\n"
@@ -206,15 +207,13 @@ static void print_human(const struct pragma_verdict *v, const struct pragma_task
 		printf("NOT CERTIFIED: the check cannot tell trivial answers from right ones: %s\n", v->not_certified);
 	if (!eval)
 		return;
-	printf("time:      %.4g ms   (median over %d rounds of each round's fastest call; all %d calls: median %.4g, "
-	       "min %.4g, max %.4g)\n",
-	       v->cand.estimate_ms, v->cand.t.n_rounds, v->cand.stats.count, v->cand.stats.median, v->cand.stats.min,
-	       v->cand.stats.max);
-	printf("baseline:  %.4g ms   (%s, the same rounds; all %d calls: median %.4g, min %.4g, max %.4g)\n",
-	       v->base.estimate_ms, v->baseline_kind, v->base.stats.count, v->base.stats.median, v->base.stats.min,
-	       v->base.stats.max);
-	printf("speedup:   %.3fx [%.3f–%.3f]   (baseline time / kernel time; 95%% interval, paired bootstrap over the "
-	       "rounds)\n",
+	/* The time is pragma_estimate(): the median of every call kept. */
+	printf("time:      %.4g ms   (median of the %d calls kept, %d rounds; min %.4g, max %.4g)\n",
+	       v->cand.estimate_ms, v->cand.stats.count, v->cand.t.n_rounds, v->cand.stats.min, v->cand.stats.max);
+	printf("baseline:  %.4g ms   (%s, the same rounds; median of %d calls, min %.4g, max %.4g)\n",
+	       v->base.estimate_ms, v->baseline_kind, v->base.stats.count, v->base.stats.min, v->base.stats.max);
+	printf("speedup:   %.3fx [%.3f–%.3f]   (baseline time / kernel time; 95%% interval: a bootstrap over the "
+	       "sessions, then the rounds within them)\n",
 	       v->speedup, v->speedup_lo, v->speedup_hi);
 	printf("noise:     %d of %d rounds undisturbed on both sides (%d used); %d measured again after other "
 	       "processes took the CPU; worst kept round lost %.0f%% to the run queue; waited %.1f s for quiet\n",

@@ -175,7 +175,7 @@ struct pragma_verdict {
 	char baseline_kind[24];
 	json_t *baseline_config;
 	double speedup;              /* base estimate / candidate estimate; 0 unless timed and ok */
-	double speedup_lo, speedup_hi; /* its 95% interval (paired bootstrap over rounds) */
+	double speedup_lo, speedup_hi; /* its 95% interval (bootstrap: sessions, then rounds) */
 	int retried_rounds;          /* rounds measured again because others took the CPU */
 	double worst_disturbance;    /* run-queue delay / round time of the worst round kept */
 	double waited_ms;            /* spent waiting for a quiet machine */

@@ -23,6 +23,18 @@ jcheck "rates" "j['gbs'] > 0"
 expect_exit 0 "human eval output" -- $PRAGMA eval transpose "$PRAGMA_TEST_DATA/kernels/transpose_tiled.c" \
 	--set N=500 --set M=333 --rounds 2 --reps 4 --max-wait 0
 grep -q "^speedup: " /tmp/e2e.out.$$ && ok "prints the speedup" || { bad "no speedup line"; out; }
+# The words say what the numbers are: the time is the median of every call
+# kept (4 per round here), the interval a two-level bootstrap.
+tl=$(grep "^time: " /tmp/e2e.out.$$)
+if [[ $tl =~ \(median\ of\ the\ ([0-9]+)\ calls\ kept,\ ([0-9]+)\ rounds\; ]] &&
+	((BASH_REMATCH[1] == 4 * BASH_REMATCH[2])); then
+	ok "the time line names the median of the calls kept"
+else
+	bad "time line: $tl"
+	out
+fi
+grep -q "^speedup: .*95% interval: a bootstrap over the sessions, then the rounds within them" /tmp/e2e.out.$$ &&
+	ok "the speedup line names its interval" || { bad "speedup line does not name its interval"; out; }
 
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then
 	expect_exit 0 "eval against PyTorch" -- $PRAGMA eval 13_relu "$PRAGMA_TEST_DATA/kernels/relu_avx2_omp.c" \
