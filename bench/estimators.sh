@@ -14,9 +14,10 @@
 #   paired       median over rounds of the per-round ratio of round medians
 # and prints, per control and estimator: the mean ratio, the spread across
 # runs (standard deviation of log ratio, in %), the worst deviation from the
-# truth, and for pragma's interval (95%, paired bootstrap over rounds) and a
-# two-level bootstrap (sessions, then rounds within them) how many runs'
-# intervals contain the truth.
+# truth, and for pragma's own interval (eval's speedup_spread: 95%, a
+# bootstrap over sessions, then rounds within them, of the ratio of medians)
+# and the same two-level bootstrap of the med-rmin and min-all estimators
+# how many runs' intervals contain the truth.
 #
 # Controls (truth known):
 #   self     tasks/c/stencil2d's baseline.c against itself          truth 1.00
