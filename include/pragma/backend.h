@@ -1,5 +1,5 @@
 /*
- * Backends: one interface per target (DESIGN 2, lib/backend). A backend is
+ * Backends: one interface per target (DESIGN 3.11, lib/backend). A backend is
  * everything that differs between running a candidate on the CPU and on a
  * GPU — which compiler and flags, what the object may import, which harness
  * runs it and under which limits, what the baseline is, which collectors
@@ -12,7 +12,8 @@
  * that hands the shared protocol, runtime/protocol.c, a struct harness_ops
  * of what differs: where tensors live, how a call is timed and checked, the
  * sandbox; runtime/protocol.h), and one line in the registry
- * (lib/backend/backend.c). DESIGN.md §2 lists what each member must do.
+ * (lib/backend/backend.c). DESIGN.md §3.11 lists the members; each one's contract is
+ * its comment below.
  */
 #ifndef PRAGMA_BACKEND_H
 #define PRAGMA_BACKEND_H

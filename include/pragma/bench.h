@@ -1,5 +1,5 @@
 /*
- * Suites (issue 7, DESIGN 3.9): `pragma bench` runs `pragma optimize` over
+ * Suites (issue 7, DESIGN 3.12): `pragma bench` runs `pragma optimize` over
  * every task of a suite, and the paper's metrics are computed from what the
  * run store holds — never from numbers kept anywhere else.
  *
@@ -14,7 +14,8 @@
 
 #include "pragma/err.h"
 
-/* The categories of DESIGN 3.9, in report order; anything else is "other". */
+/* The task categories of DESIGN 3.2 (the paper's six), in report order;
+ * anything else counts as "others". */
 extern const char *const pragma_bench_categories[];
 #define PRAGMA_BENCH_N_CATEGORIES 6
 

@@ -1,5 +1,5 @@
 /*
- * Running a suite (`pragma bench`, DESIGN 3.8/3.10): `pragma optimize` for
+ * Running a suite (`pragma bench`, DESIGN 3.12): `pragma optimize` for
  * every task x trajectory of a suite run, through an executor — child
  * processes on this machine (local), or one Slurm job array on a cluster
  * (slurm) — resumable as a whole.
