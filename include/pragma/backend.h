@@ -46,10 +46,11 @@ struct pragma_check {
 	char hint[512];
 };
 
-/* What the hardware can do, for the impossible-speed check and rates. */
+/* What the hardware can do, for the impossible-speed check and rates. The
+ * roofline's roof (what a kernel reaches timed by the protocol) is the
+ * machine's roof_gbs (pragma/machine.h), not a peak. */
 struct pragma_peaks {
 	double max_gbs;              /* the highest bandwidth ever measured (impossible_speed) */
-	double roof_gbs;             /* what a kernel reaches under the timing protocol (roofline) */
 	double gflops;               /* FP32 compute peak */
 	uint64_t cache_bytes;        /* the last-level cache (warm timing of data that fits may beat DRAM) */
 	char source[256];            /* "measured by pragma machine", "table: NVIDIA H100 datasheet" */

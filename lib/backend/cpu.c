@@ -2,7 +2,7 @@
  * The CPU backend: C kernels built with gcc or clang (-O3 -march=native
  * -fopenmp), the libc/libm/OpenMP import list, pragma-harness, the PyTorch
  * bridge or the task's C reference as the baseline, and the CPU collectors
- * (perf, par, static, sim, roofline).
+ * (timing, perf, par, roofline, static, sim, mca).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +39,6 @@ static int cpu_peaks(struct pragma_peaks *pk, struct pragma_err *err)
 	if (pragma_machine_load(&m, 0, err) < 0)
 		return -1;
 	pk->max_gbs = m.peak_gbs;
-	pk->roof_gbs = m.peak_gbs;
 	pk->gflops = m.peak_gflops;
 	pk->cache_bytes = m.llc_bytes;
 	snprintf(pk->source, sizeof(pk->source), "measured by pragma machine%s%s", m.measured_at[0] ? " at " : "",

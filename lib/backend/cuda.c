@@ -41,7 +41,6 @@ static int cuda_peaks(struct pragma_peaks *pk, struct pragma_err *err)
 	if (pragma_gpu_model_load(0, &gm, err) < 0)
 		return -1;
 	pk->max_gbs = gm.peak_gbs;
-	pk->roof_gbs = gm.peak_gbs;
 	pk->gflops = gm.peak_fp32_gflops;
 	pk->cache_bytes = gm.dev.l2_bytes > 0 ? (uint64_t)gm.dev.l2_bytes : 0;
 	snprintf(pk->source, sizeof(pk->source), "%s", gm.peak_source);
