@@ -13,7 +13,6 @@
 struct pragma_build_opts {
 	const char *compiler;            /* "gcc" or "clang"; NULL: $PRAGMA_CC or gcc */
 	const char *const *flags;        /* extra flags, already allowed; NULL-terminated or NULL */
-	int no_avx512;                   /* -mno-avx512f (valgrind 3.19 lacks AVX-512) */
 	int timeout_ms;                  /* 0: 120 s */
 	/* Untrusted sources: run the compiler under Landlock (reads: the
 	 * system's programs, headers and libraries, the few /etc files

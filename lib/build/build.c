@@ -180,8 +180,6 @@ int pragma_build_so(const char *src_path, const char *out_so, const struct pragm
 	argv[n++] = cc;
 	argv[n++] = "-O3";
 	argv[n++] = "-march=native";
-	if (o && o->no_avx512)
-		argv[n++] = "-mno-avx512f";
 	argv[n++] = "-fopenmp";
 	argv[n++] = "-fPIC";
 	argv[n++] = "-shared";
@@ -299,7 +297,6 @@ int pragma_build_cached_log(const char *src_path, const struct pragma_build_opts
 	pragma_sha256_field(&h, ver, strlen(ver));
 	/* The source's name is in the object's debug lines. */
 	pragma_sha256_field(&h, source_base(src_path), strlen(source_base(src_path)));
-	pragma_sha256_field(&h, o && o->no_avx512 ? "noavx512" : "native", o && o->no_avx512 ? 8 : 6);
 	/* Everything else the object depends on: which compiler (its path, not
 	 * only its version), the fixed part of the command line, the CPU. */
 	{
