@@ -5,7 +5,7 @@
 # bracket). Attempt 2 is byte-identical to attempt 1 (the same build);
 # attempts 3 and 4 carry a different tag string in their objects (other
 # builds of the same code), so they are measured against the best like any
-# candidate, and must read 1.00x within their stated interval.
+# candidate, and must never be called faster or slower.
 . "$(dirname "$0")/lib.bash"
 /usr/bin/python3 -c "import torch" 2>/dev/null || { echo "SKIP: no torch for the PyTorch baseline"; exit 77; }
 S=$PRAGMA_TEST_DATA/fixtures/session
@@ -30,13 +30,18 @@ jcheck "attempt 2 is the same build as the best" \
 	"j['attempts'][1]['vs_best']['same_build'] and j['attempts'][1]['vs_best']['verdict'] == 'the same build'"
 jcheck "attempts 3 and 4: measured, never faster or slower" \
 	"all(a['vs_best']['verdict'] in ('not distinguishable', 'the same within the noise') for a in j['attempts'][2:])"
-# A 95% interval misses the truth one time in twenty by construction, and
-# builds 3 and 4 differ from the best in their objects' layout (a real 1-2%
-# is possible): each reads 1.00x within its interval or within the 3%
-# margin pragma uses to call two builds the same (CI once saw an interval
-# just above 1.00 with a "not distinguishable" verdict).
-jcheck "their intervals contain 1.00, or their ratio is within the 3% same-build margin" \
-	"all(a['vs_best']['lo'] <= 1.0 <= a['vs_best']['hi'] or 1/1.03 <= a['vs_best']['ratio'] <= 1.03 for a in j['attempts'][1:])"
+# Whether each interval contains 1.00 is not asserted: a 95% interval
+# misses the truth one time in twenty by construction, three comparisons
+# miss together far more often, and a bootstrap over one session's rounds
+# is narrower than the truth when the machine's load drifts within it (CI
+# failed twice on exactly this, each time with the right verdict). What
+# must hold on any machine is the verdict above, and that one interleaved
+# session never puts the same code grossly apart: a ratio outside 0.85-1.18
+# means the two were not timed alike (the wrong kernel, no interleaving).
+jcheck "the same code reads within 0.85-1.18x of the best in one session" \
+	"all(0.85 <= a['vs_best']['ratio'] <= 1.18 for a in j['attempts'][2:])"
+jcheck "each ratio to the best lies inside its own interval" \
+	"all(a['vs_best']['lo'] <= a['vs_best']['ratio'] <= a['vs_best']['hi'] for a in j['attempts'][2:])"
 jcheck "every speedup shown lies inside its own interval" \
 	"all(a['speedup_spread']['lo'] <= a['speedup'] <= a['speedup_spread']['hi'] for a in j['attempts'])"
 RUN=$($PY -c "import json; print(json.load(open('/tmp/e2e.out.$$'))['run'])")
