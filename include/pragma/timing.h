@@ -55,7 +55,9 @@ json_t *pragma_baseline_json(const struct pragma_baseline *b);
  * the other is using; compiling holds it shared, so builds overlap one
  * another but never a measurement. Re-entrant within a process (an
  * exclusive hold inside a shared one upgrades it). A waiter says who holds
- * it. $PRAGMA_LOCK_LOG=FILE appends every outermost hold as
+ * it. Waiters are served in the order they came, and an exclusive waiter
+ * keeps later shared ones out (a queue of tickets beside the lock file).
+ * $PRAGMA_LOCK_LOG=FILE appends every outermost hold as
  * "pid acquired released EX|SH" (wall-clock seconds). */
 enum pragma_lock_kind { PRAGMA_LOCK_SHARED, PRAGMA_LOCK_EXCLUSIVE };
 
@@ -64,6 +66,10 @@ enum pragma_lock_kind { PRAGMA_LOCK_SHARED, PRAGMA_LOCK_EXCLUSIVE };
  * a lock file it warns once and goes on unlocked. */
 int pragma_measure_lock(enum pragma_lock_kind kind, const char *what);
 void pragma_measure_unlock(int token);
+/* In a child forked without exec that is to measure on its own: drop the
+ * parent's descriptor (which holds the parent's locks) and its counts, so
+ * the child queues and locks as a process of its own. */
+void pragma_measure_lock_forget(void);
 /* Seconds this process has spent waiting for the lock. */
 double pragma_measure_lock_waited(void);
 /* The lock file's path. */

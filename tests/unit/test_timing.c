@@ -15,6 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -205,6 +209,199 @@ static void test_lock(void **state)
 	assert_true(pragma_measure_lock_waited() >= 0);
 }
 
+/* ---- the queue: fair order among waiters (lib/timing/lock.c) ---- */
+
+/* Tickets of KIND ('X', 'S', or 0 for both) in the lock's queue. */
+static int queued(char kind)
+{
+	char q[700];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(q, sizeof(q), "%s.queue", pragma_measure_lock_path());
+	d = opendir(q);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len > 22 && e->d_name[20] == '.' && e->d_name[len - 2] == '.' &&
+		    (!kind || e->d_name[len - 1] == kind))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Wait up to 5 s until N tickets of KIND are queued. */
+static int await_queued(char kind, int n)
+{
+	for (int i = 0; i < 500; i++) {
+		if (queued(kind) >= n)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* A child that takes the lock as a process of its own, says TAG on FD
+ * once it has it, holds it HOLD_MS, and exits. */
+static pid_t locker(enum pragma_lock_kind kind, char tag, int fd, int hold_ms)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test leaves no waiter behind */
+		pragma_measure_lock_forget();
+		int t = pragma_measure_lock(kind, "a queue test");
+		(void)!write(fd, &tag, 1);
+		usleep(hold_ms * 1000);
+		pragma_measure_unlock(t);
+		_exit(0);
+	}
+	return pid;
+}
+
+/* Up to N bytes from FD, waiting at most MS for each. */
+static int read_tags(int fd, char *out, int n, int ms)
+{
+	int got = 0;
+
+	while (got < n) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, ms) <= 0 || read(fd, out + got, 1) != 1)
+			break;
+		got++;
+	}
+	out[got] = '\0';
+	return got;
+}
+
+static void reap(pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (pids[i] > 0)
+			waitpid(pids[i], NULL, 0);
+}
+
+/* Five exclusive waiters get the lock in the order they came (plain flock
+ * hands it to whichever polls first). */
+static void test_lock_fifo(void **state)
+{
+	int pfd[2], t;
+	pid_t pids[5];
+	char got[8];
+
+	(void)state;
+	setenv("PRAGMA_LOCK_DIR", dir, 1);
+	unsetenv("PRAGMA_LOCK_LOG");
+	assert_int_equal(pipe(pfd), 0);
+	t = pragma_measure_lock(PRAGMA_LOCK_EXCLUSIVE, "holding for the queue test");
+	for (int i = 0; i < 5; i++) {
+		pids[i] = locker(PRAGMA_LOCK_EXCLUSIVE, (char)('0' + i), pfd[1], 5);
+		assert_true(await_queued('X', i + 1));
+	}
+	pragma_measure_unlock(t);
+	assert_int_equal(read_tags(pfd[0], got, 5, 10000), 5);
+	assert_string_equal(got, "01234");
+	reap(pids, 5);
+	assert_int_equal(queued(0), 0);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+/* An exclusive waiter keeps a later shared one out: a stream of compiles
+ * must not hold off a measurement for ever. */
+static void test_lock_writer_first(void **state)
+{
+	int pfd[2], t;
+	pid_t pids[2];
+	char got[4];
+
+	(void)state;
+	setenv("PRAGMA_LOCK_DIR", dir, 1);
+	assert_int_equal(pipe(pfd), 0);
+	t = pragma_measure_lock(PRAGMA_LOCK_SHARED, "compiling for the queue test");
+	pids[0] = locker(PRAGMA_LOCK_EXCLUSIVE, 'X', pfd[1], 20);
+	assert_true(await_queued('X', 1));
+	pids[1] = locker(PRAGMA_LOCK_SHARED, 'S', pfd[1], 5);
+	assert_true(await_queued('S', 1));
+	/* The shared waiter could share our hold, but waits its turn. */
+	assert_int_equal(read_tags(pfd[0], got, 1, 300), 0);
+	pragma_measure_unlock(t);
+	assert_int_equal(read_tags(pfd[0], got, 2, 10000), 2);
+	assert_string_equal(got, "XS");
+	reap(pids, 2);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+/* A waiter killed in the queue does not block those behind it. */
+static void test_lock_dead_waiter(void **state)
+{
+	int pfd[2], t;
+	pid_t pids[2];
+	char got[4];
+
+	(void)state;
+	setenv("PRAGMA_LOCK_DIR", dir, 1);
+	assert_int_equal(pipe(pfd), 0);
+	t = pragma_measure_lock(PRAGMA_LOCK_EXCLUSIVE, "holding for the queue test");
+	pids[0] = locker(PRAGMA_LOCK_EXCLUSIVE, 'K', pfd[1], 5);
+	assert_true(await_queued('X', 1));
+	pids[1] = locker(PRAGMA_LOCK_EXCLUSIVE, 'L', pfd[1], 5);
+	assert_true(await_queued('X', 2));
+	kill(pids[0], SIGKILL);
+	reap(pids, 1);
+	pragma_measure_unlock(t);
+	assert_int_equal(read_tags(pfd[0], got, 1, 5000), 1);
+	assert_string_equal(got, "L");
+	reap(pids + 1, 1);
+	assert_int_equal(queued(0), 0); /* the dead one's ticket is gone too */
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+/* Two processes that each hold it shared and then want it exclusively
+ * both get it: neither waits in the queue while holding the lock. */
+static void test_lock_upgrade(void **state)
+{
+	int up[2], go[2];
+	pid_t pids[2];
+	char got[8];
+
+	(void)state;
+	setenv("PRAGMA_LOCK_DIR", dir, 1);
+	assert_int_equal(pipe(up), 0);
+	assert_int_equal(pipe(go), 0);
+	for (int i = 0; i < 2; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			char c;
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			pragma_measure_lock_forget();
+			int s = pragma_measure_lock(PRAGMA_LOCK_SHARED, "compiling");
+			(void)!write(up[1], "s", 1);
+			if (read(go[0], &c, 1) != 1)
+				_exit(1);
+			int x = pragma_measure_lock(PRAGMA_LOCK_EXCLUSIVE, "measuring");
+			(void)!write(up[1], "x", 1);
+			usleep(5000);
+			pragma_measure_unlock(x);
+			pragma_measure_unlock(s);
+			_exit(0);
+		}
+	}
+	assert_int_equal(read_tags(up[0], got, 2, 10000), 2);
+	assert_string_equal(got, "ss");
+	assert_int_equal(write(go[1], "gg", 2), 2);
+	assert_int_equal(read_tags(up[0], got, 2, 10000), 2);
+	assert_string_equal(got, "xx");
+	reap(pids, 2);
+	for (int i = 0; i < 2; i++)
+		close(up[i]), close(go[i]);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -229,6 +426,10 @@ int main(void)
 		cmocka_unit_test(test_faster_and_slower),
 		cmocka_unit_test(test_sessions),
 		cmocka_unit_test(test_lock),
+		cmocka_unit_test(test_lock_fifo),
+		cmocka_unit_test(test_lock_writer_first),
+		cmocka_unit_test(test_lock_dead_waiter),
+		cmocka_unit_test(test_lock_upgrade),
 	};
 	return pragma_run_tests(tests, setup, teardown);
 }
