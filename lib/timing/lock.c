@@ -107,7 +107,7 @@ struct ticket {
 	char name[TICKET_LEN];
 	int ahead_fd;                /* the live ticket we wait behind; -1: none */
 	int ahead;                   /* how many tickets were ahead at the last look */
-	int ino;                     /* inotify on the queue: a ticket gone, a release; -1: poll */
+	int ino;                     /* inotify on the queue: a ticket gone, a release; -1: not yet; -2: poll */
 };
 
 static int ticket_name_ok(const char *n)
@@ -148,13 +148,6 @@ static int ticket_take(struct ticket *t, int exclusive)
 		t->fd = -1;
 		return -1;
 	}
-	/* Woken when a ticket goes (the one ahead got the lock) or a holder
-	 * lets go (release_said()); without inotify we poll. */
-	t->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (t->ino >= 0 && inotify_add_watch(t->ino, L.queue, IN_DELETE | IN_MODIFY) < 0) {
-		close(t->ino);
-		t->ino = -1;
-	}
 	return 0;
 }
 
@@ -180,13 +173,28 @@ static void release_said(void)
 static void ticket_wait(struct ticket *t, int ms)
 {
 	char buf[4096];
-	struct pollfd p = { .fd = t->ino, .events = POLLIN };
+	struct pollfd p;
 
+	/* Woken when a ticket goes (the one ahead got the lock) or a holder
+	 * lets go (release_said()); without inotify we poll. Made on the
+	 * first wait (most takes never wait), and then the caller looks again
+	 * before the first sleep: what happened before the watch made no event. */
+	if (t->ino == -1) {
+		int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (fd >= 0 && inotify_add_watch(fd, L.queue, IN_DELETE | IN_MODIFY) >= 0) {
+			t->ino = fd;
+			return;
+		}
+		if (fd >= 0)
+			close(fd);
+		t->ino = -2;
+	}
 	if (t->ino < 0) {
 		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 		nanosleep(&ts, NULL);
 		return;
 	}
+	p = (struct pollfd){ .fd = t->ino, .events = POLLIN };
 	if (poll(&p, 1, ms) > 0)
 		while (read(t->ino, buf, sizeof(buf)) > 0)
 			; /* what happened does not matter: we look again */
