@@ -164,6 +164,7 @@ static void release_said(void)
 	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return; /* no queue: no one waits in it */
+	fchmod(fd, 0666); /* others' processes say so too */
 	if (pwrite(fd, "r", 1, 0) != 1)
 		pragma_debug("could not tell the lock's queue of a release");
 	close(fd);
