@@ -63,10 +63,12 @@ const struct pragma_kentry *pragma_knowledge_get(const struct pragma_knowledge *
  * metrics registered. One problem per line in problems; returns how many. */
 int pragma_knowledge_check(const struct pragma_knowledge *kb, struct pragma_buf *problems);
 
-/* The compact form for a prompt: for each metric shown, one or two lines
- * (what it is, healthy range, what it reveals); for each bottleneck, its
- * playbook's top remedies. Stops before max_bytes (0: no limit) at an
- * entry boundary and says how many entries were left out. */
+/* The compact form for a prompt: for each bottleneck, its playbook's top
+ * remedies; for each metric, one or two lines (what it is, healthy range,
+ * what it reveals), in the order given (most relevant first). With
+ * max_bytes (0: no limit) the whole text, the last line included, stays
+ * within it: entries that do not fit are left out whole, the last ones
+ * first, and a last line names them. Never cuts inside an entry. */
 void pragma_knowledge_prompt(const struct pragma_knowledge *kb, const char *const *metrics, size_t n_metrics,
 			     const char *const *bottlenecks, size_t n_bottlenecks, size_t max_bytes,
 			     struct pragma_buf *out);

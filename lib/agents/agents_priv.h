@@ -54,7 +54,7 @@ struct agents_eval {
 	json_t *profile;            /* the whole profile (pragma_profile_json) */
 	json_t *metrics;            /* its metrics {name: {value, unit, source}} */
 	json_t *diagnosis;          /* [{"bottleneck", "evidence", "confidence"}] */
-	struct pragma_buf profile_text, knowledge_text;
+	struct pragma_buf profile_text;
 };
 
 void agents_eval_init(struct agents_eval *e);
@@ -73,7 +73,7 @@ struct agents_run {
 	struct pragma_llm *llm;
 	struct pragma_buf out_dir;
 	int threads;
-	struct pragma_knowledge *kb;   /* the compendium, opened on first profile */
+	struct pragma_knowledge *kb;   /* the compendium, opened for the first glossary */
 };
 
 /* Verify one candidate source (every tunable variant), then time the
@@ -100,8 +100,20 @@ struct agents_final {
 };
 int agents_final(struct agents_run *R, const struct agents_eval *a, struct agents_final *f, struct pragma_err *err);
 
-/* Profile a verified candidate (metrics, diagnosis, prompt text, compendium
- * entries); extra: requested metric names. Fills ev's profile fields. */
+/* Profile a verified candidate (metrics, diagnosis, prompt text); extra:
+ * requested metric names. Fills ev's profile fields. */
 int agents_profile(struct agents_run *R, struct agents_eval *ev, json_t *extra, struct pragma_err *err);
 /* "metric: best → current (change)" lines for the Conductor. */
 void agents_compare_profiles(const struct agents_eval *cur, const struct agents_eval *best, struct pragma_buf *out);
+
+/* ---- pieces of the requests (lib/agents/prompt.c) ---- */
+
+/* The Conductor's glossary: the compendium's playbooks for the diagnosis's
+ * bottlenecks, then entries only for the metrics (names in the object
+ * metrics) that the rest of the request shows by name (shown), those asked
+ * for (extra: an array of names) first, then those the playbooks point to,
+ * then the others; within max bytes (0: no limit), cut between entries
+ * with a last line naming what was left out (pragma_knowledge_prompt). */
+void agents_glossary(const struct pragma_knowledge *kb, json_t *metrics, json_t *extra, json_t *diagnosis,
+		     const char *shown, size_t max, struct pragma_buf *out);
+

@@ -533,14 +533,8 @@ int agents_profile(struct agents_run *R, struct agents_eval *ev, json_t *extra, 
 	ev->diagnosis = pragma_diagnosis_json(&d);
 	pragma_buf_reset(&ev->profile_text);
 	pragma_profile_table(&p, ex, n_ex, &ev->profile_text);
-	pragma_buf_reset(&ev->knowledge_text);
-	if (!R->kb) {
-		struct pragma_err kerr = PRAGMA_ERR_INIT;
-		if (pragma_knowledge_open(&R->kb, NULL, &kerr) < 0)
-			pragma_warn("the profiling compendium is unavailable: %s", kerr.msg);
-	}
-	if (R->kb)
-		pragma_knowledge_for_profile(R->kb, &p, ex, n_ex, &d, 12000, &ev->knowledge_text);
+	/* The compendium's entries are picked when the request is built
+	 * (agents_glossary): from what it shows and the room it has. */
 	ret = 0;
 out:
 	pragma_diagnosis_release(&d);

@@ -46,7 +46,6 @@ void agents_eval_init(struct agents_eval *e)
 	memset(e, 0, sizeof(*e));
 	pragma_buf_init(&e->compile_log);
 	pragma_buf_init(&e->profile_text);
-	pragma_buf_init(&e->knowledge_text);
 }
 
 void agents_eval_release(struct agents_eval *e)
@@ -60,7 +59,6 @@ void agents_eval_release(struct agents_eval *e)
 	json_decref(e->diagnosis);
 	pragma_buf_release(&e->compile_log);
 	pragma_buf_release(&e->profile_text);
-	pragma_buf_release(&e->knowledge_text);
 	agents_eval_init(e);
 }
 
@@ -391,20 +389,21 @@ static void history_text(struct loop *L, struct pragma_buf *out)
 		pragma_buf_addf(out, "The best now: attempt %d.\n", L->best_n);
 }
 
-/* Cut a text to at most max chars, keeping its head; says so. */
-static void cap(struct pragma_buf *b, size_t max)
+/* The compendium, opened for the first request that needs it. */
+static const struct pragma_knowledge *compendium(struct agents_run *R)
 {
-	if (b->len <= max)
-		return;
-	pragma_buf_setlen(b, max);
-	pragma_buf_adds(b, "\n[... cut to fit the prompt budget]");
+	struct pragma_err kerr = PRAGMA_ERR_INIT;
+
+	if (!R->kb && pragma_knowledge_open(&R->kb, NULL, &kerr) < 0)
+		pragma_warn("the profiling compendium is unavailable: %s", kerr.msg);
+	return R->kb;
 }
 
 static int conduct(struct loop *L, int n, const struct agents_eval *ev, const char *code, json_t *attempt_fields,
 		   struct pragma_err *err)
 {
 	struct pragma_buf sys = PRAGMA_BUF_INIT, user = PRAGMA_BUF_INIT, v = PRAGMA_BUF_INIT, best = PRAGMA_BUF_INIT;
-	struct pragma_buf cmp = PRAGMA_BUF_INIT, hist = PRAGMA_BUF_INIT, summary = PRAGMA_BUF_INIT;
+	struct pragma_buf cmp = PRAGMA_BUF_INIT, hist = PRAGMA_BUF_INIT, summary = PRAGMA_BUF_INIT, gloss = PRAGMA_BUF_INIT;
 	struct pragma_llm_reply rep = PRAGMA_LLM_REPLY_INIT;
 	struct pragma_conductor_reply cr = PRAGMA_CONDUCTOR_REPLY_INIT;
 	struct pragma_err perr = PRAGMA_ERR_INIT;
@@ -432,7 +431,6 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 	if (strcmp(ev->status, "ok") && likely_causes(ev->status))
 		json_object_set_new(vars, "error_causes", json_string(likely_causes(ev->status)));
 	if (full && !strcmp(ev->status, "ok")) {
-		cap(&((struct agents_eval *)ev)->knowledge_text, budget / 5);
 		json_object_set_new(vars, "profile", json_string(ev->profile_text.data));
 		if (json_array_size(ev->diagnosis)) {
 			struct pragma_buf d = PRAGMA_BUF_INIT;
@@ -446,7 +444,6 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 			json_object_set_new(vars, "diagnosis", json_string(d.data));
 			pragma_buf_release(&d);
 		}
-		json_object_set_new(vars, "knowledge", json_string(ev->knowledge_text.data));
 	}
 	if (L->have_best) {
 		if (ev->vs_best_n)
@@ -472,14 +469,33 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 		json_object_set_new(vars, "last", json_true());
 	if (render(L, "conductor.md", vars, &user, err) < 0)
 		goto out;
-	/* Over budget: drop the history, then the compendium, then the best's profile. */
-	if (user.len > budget) {
-		json_object_set_new(vars, "history", json_string(""));
-		render(L, "conductor.md", vars, &user, err);
+	/* The glossary goes in last, into the room the rest leaves (at most a
+	 * sixth of the budget), with entries only for the metrics this very
+	 * text shows; the history gives way first when that room is small.
+	 * Entries that do not fit are left out whole and named (a request once
+	 * ended its glossary "(16 more compe"). */
+	if (full && !strcmp(ev->status, "ok") && compendium(&L->R)) {
+		const size_t head = 64; /* the section's heading */
+		size_t want = budget / 6;
+		if (user.len + head + want / 2 > budget && hist.len) {
+			pragma_buf_reset(&hist);
+			json_object_set_new(vars, "history", json_string(""));
+			if (render(L, "conductor.md", vars, &user, err) < 0)
+				goto out;
+		}
+		size_t room = user.len + head < budget ? budget - user.len - head : 0;
+		agents_glossary(L->R.kb, ev->metrics, L->extra_metrics, ev->diagnosis, user.data,
+				room < want ? room : want, &gloss);
+		json_object_set_new(vars, "knowledge", json_string(gloss.data));
+		if (gloss.len && render(L, "conductor.md", vars, &user, err) < 0)
+			goto out;
 	}
-	if (user.len > budget) {
-		json_object_set_new(vars, "knowledge", json_string(""));
-		render(L, "conductor.md", vars, &user, err);
+	/* Still over budget: the history goes. */
+	if (user.len > budget && hist.len) {
+		pragma_buf_reset(&hist);
+		json_object_set_new(vars, "history", json_string(""));
+		if (render(L, "conductor.md", vars, &user, err) < 0)
+			goto out;
 	}
 	progress(L, n, "conducting", NULL);
 	rc = ask(L, "conductor", n, sys.data, user.data, &rep, err);
@@ -530,6 +546,7 @@ out:
 	pragma_buf_release(&cmp);
 	pragma_buf_release(&hist);
 	pragma_buf_release(&summary);
+	pragma_buf_release(&gloss);
 	return ret;
 }
 

@@ -372,46 +372,132 @@ static void playbook_compact(const struct pragma_kentry *e, struct pragma_buf *o
 		pragma_buf_addf(out, "  ! %s\n", e->pitfalls[0]);
 }
 
+#define KP_PLAYBOOKS "Bottlenecks found, and what helps:\n"
+#define KP_METRICS "Metrics shown:\n"
+
+/* One entry of the compact form, with the name the line of left-out
+ * entries gives it. */
+struct kp_entry {
+	int playbook;
+	const char *name;
+	struct pragma_buf text;
+};
+
+/* The kept entries under their headers, then the line naming the others. */
+static void kp_render(const struct kp_entry *e, size_t n, const int *keep, struct pragma_buf *out)
+{
+	size_t n_left[2] = { 0, 0 };
+
+	for (int pass = 0; pass < 2; pass++) {
+		int header = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (e[i].playbook != !pass)
+				continue;
+			if (!keep[i]) {
+				n_left[pass]++;
+				continue;
+			}
+			if (!header++)
+				pragma_buf_adds(out, pass ? KP_METRICS : KP_PLAYBOOKS);
+			pragma_buf_add(out, e[i].text.data, e[i].text.len);
+		}
+	}
+	if (!n_left[0] && !n_left[1])
+		return;
+	/* By name: the reader can still ask for an entry, or weigh what it
+	 * does not see; never a line cut in the middle. */
+	pragma_buf_adds(out, "(Left out for length:");
+	for (int pass = 0; pass < 2; pass++) {
+		size_t k = 0;
+		if (!n_left[pass])
+			continue;
+		pragma_buf_addf(out, "%s %s ", pass && n_left[0] ? ";" : "",
+				pass ? (n_left[1] > 1 ? "the metrics" : "the metric") :
+				       (n_left[0] > 1 ? "the playbooks for" : "the playbook for"));
+		for (size_t i = 0; i < n; i++)
+			if (e[i].playbook == !pass && !keep[i])
+				pragma_buf_addf(out, "%s%s", k++ ? ", " : "", e[i].name);
+	}
+	pragma_buf_adds(out, ".)\n");
+}
+
 void pragma_knowledge_prompt(const struct pragma_knowledge *kb, const char *const *metrics, size_t n_metrics,
 			     const char *const *bottlenecks, size_t n_bottlenecks, size_t max_bytes,
 			     struct pragma_buf *out)
 {
-	struct pragma_buf one = PRAGMA_BUF_INIT;
-	size_t start = out->len, left = 0;
+	struct kp_entry *e = calloc(n_metrics + n_bottlenecks + 1, sizeof(*e));
+	int *keep = calloc(n_metrics + n_bottlenecks + 1, sizeof(*keep));
+	struct pragma_buf try = PRAGMA_BUF_INIT;
+	size_t n = 0;
 
+	if (!e || !keep)
+		abort();
 	/* Playbooks first: they carry the remedies, and a budget cut should
-	 * drop the least important metric definitions, not the advice. */
+	 * drop the least important metric definitions (the last ones: callers
+	 * list the most relevant first), not the advice. */
 	for (int pass = 0; pass < 2; pass++) {
-		size_t n = pass ? n_metrics : n_bottlenecks;
-		int header = 0;
-		for (size_t i = 0; i < n; i++) {
-			const struct pragma_kentry *e = pragma_knowledge_get(kb, pass ? PRAGMA_KENTRY_METRIC : PRAGMA_KENTRY_PLAYBOOK,
-									     pass ? metrics[i] : bottlenecks[i]);
+		size_t m = pass ? n_metrics : n_bottlenecks;
+		for (size_t i = 0; i < m; i++) {
+			const char *name = pass ? metrics[i] : bottlenecks[i];
+			const struct pragma_kentry *k =
+				pragma_knowledge_get(kb, pass ? PRAGMA_KENTRY_METRIC : PRAGMA_KENTRY_PLAYBOOK, name);
 			int dup = 0;
-			if (!e)
+			if (!k)
 				continue;
-			for (size_t k = 0; k < i; k++)
-				dup |= !strcmp(pass ? metrics[k] : bottlenecks[k], e->name);
+			for (size_t j = 0; j < n; j++)
+				dup |= e[j].playbook == !pass && !strcmp(e[j].name, k->name);
 			if (dup)
 				continue;
-			pragma_buf_reset(&one);
-			if (!header)
-				pragma_buf_adds(&one, pass ? "Metrics shown:\n" : "Bottlenecks found, and what helps:\n");
+			e[n].playbook = !pass;
+			e[n].name = k->name;
+			pragma_buf_init(&e[n].text);
 			if (pass)
-				metric_compact(e, &one);
+				metric_compact(k, &e[n].text);
 			else
-				playbook_compact(e, &one);
-			if (max_bytes && out->len - start + one.len > max_bytes) {
-				left++;
-				continue;
-			}
-			header = 1;
-			pragma_buf_add(out, one.data, one.len);
+				playbook_compact(k, &e[n].text);
+			n++;
 		}
 	}
-	if (left)
-		pragma_buf_addf(out, "(%zu more compendium entries left out for length)\n", left);
-	pragma_buf_release(&one);
+	/* Keep the entries in order while they fit (a smaller one further on
+	 * does not jump a more relevant one); then give back the last kept
+	 * ones until the line naming the left-out entries fits too. */
+	size_t used = 0;
+	int headed[2] = { 0, 0 };
+	for (size_t i = 0; i < n; i++) {
+		size_t header = headed[e[i].playbook] ? 0 : strlen(e[i].playbook ? KP_PLAYBOOKS : KP_METRICS);
+		if (max_bytes && used + header + e[i].text.len > max_bytes)
+			break;
+		keep[i] = 1;
+		headed[e[i].playbook] = 1;
+		used += e[i].text.len + header;
+	}
+	for (;;) {
+		pragma_buf_reset(&try);
+		kp_render(e, n, keep, &try);
+		if (!max_bytes || try.len <= max_bytes)
+			break;
+		size_t last = n;
+		for (size_t i = n; i-- > 0;)
+			if (keep[i]) {
+				last = i;
+				break;
+			}
+		if (last == n) {
+			/* Not even the names fit: say how many, if that fits. */
+			pragma_buf_reset(&try);
+			pragma_buf_addf(&try, "(%zu compendium entries left out for length.)\n", n);
+			if (try.len > max_bytes)
+				pragma_buf_reset(&try);
+			break;
+		}
+		keep[last] = 0;
+	}
+	pragma_buf_add(out, try.data, try.len);
+	for (size_t i = 0; i < n; i++)
+		pragma_buf_release(&e[i].text);
+	pragma_buf_release(&try);
+	free(e);
+	free(keep);
 }
 
 void pragma_knowledge_for_profile(const struct pragma_knowledge *kb, const struct pragma_profile *p,

@@ -147,7 +147,7 @@ static void search(void **state)
 static void prompt_form(void **state)
 {
 	struct pragma_knowledge *kb = open_real();
-	struct pragma_buf out = PRAGMA_BUF_INIT;
+	struct pragma_buf out = PRAGMA_BUF_INIT, one = PRAGMA_BUF_INIT;
 	const char *m[] = { "roof.pct_roof", "sim.d1_miss_rate", "cpu.ipc", "not.a.metric", "roof.pct_roof" };
 	const char *b[] = { "memory-bound", "low-parallelism" };
 
@@ -168,10 +168,36 @@ static void prompt_form(void **state)
 	pragma_buf_reset(&out);
 	pragma_knowledge_prompt(kb, m, 5, b, 2, 1200, &out);
 	assert_true(out.len < full);
-	assert_true(out.len <= 1200 + 80);
-	assert_non_null(strstr(out.data, "left out for length"));
+	/* The budget holds the line saying what was left out too (a request
+	 * once ended "(16 more compe" where a later cut met it), and that line
+	 * names the entries, whole. */
+	assert_true(out.len <= 1200);
+	assert_true(out.len > 0 && out.data[out.len - 1] == '\n');
+	const char *lo = strstr(out.data, "(Left out for length:");
+	assert_non_null(lo);
+	assert_non_null(strstr(lo, "cpu.ipc"));
+	assert_true(strchr(lo, '\n') + 1 == out.data + out.len); /* the last line */
 	assert_non_null(strstr(out.data, "Memory-bound"));
+	/* every entry kept is whole: each line is one of the full text's */
+	for (const char *l = out.data; l < lo;) {
+		const char *nl = strchr(l, '\n');
+		char line[4096];
+		snprintf(line, sizeof(line), "%.*s", (int)(nl - l + 1), l);
+		pragma_buf_reset(&one);
+		pragma_knowledge_prompt(kb, m, 5, b, 2, 0, &one);
+		if (!strstr(one.data, line))
+			fail_msg("a cut line: %s", line);
+		l = nl + 1;
+	}
+	/* Any budget, however small: never over it, never mid-line. */
+	for (size_t max = 0; max < full; max += 97) {
+		pragma_buf_reset(&out);
+		pragma_knowledge_prompt(kb, m, 5, b, 2, max ? max : 1, &out);
+		assert_true(out.len <= (max ? max : 1));
+		assert_true(out.len == 0 || out.data[out.len - 1] == '\n');
+	}
 	pragma_buf_release(&out);
+	pragma_buf_release(&one);
 
 	/* for a profile: the metrics it shows and its diagnosis */
 	struct pragma_profile p;

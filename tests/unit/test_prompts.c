@@ -1,0 +1,109 @@
+/* What the Coder's and the Conductor's requests show, from the complaints of
+ * the model players of a trial (lib/agents/prompt.c and the templates under prompts/): a
+ * glossary of only the metrics the request shows, cut between entries; code
+ * numbered as the compiler and the profile cite it; the attempt limit in
+ * every request; the best's code before the last kernel's, under a heading
+ * that names it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "pragma_test.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/agents_priv.h"
+#include "pragma/template.h"
+
+static void has(const struct pragma_buf *b, const char *want)
+{
+	if (!b->data || !strstr(b->data, want))
+		fail_msg("lacks '%s':\n%s", want, b->data ? b->data : "(empty)");
+}
+
+static void lacks(const struct pragma_buf *b, const char *unwanted)
+{
+	if (b->data && strstr(b->data, unwanted))
+		fail_msg("has '%s':\n%s", unwanted, b->data);
+}
+
+static struct pragma_knowledge *open_kb(void)
+{
+	struct pragma_knowledge *kb = NULL;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+
+	if (pragma_knowledge_open(&kb, NULL, &err) < 0)
+		fail_msg("compendium: %s", err.msg);
+	return kb;
+}
+
+/* Where an entry for a metric starts in a glossary ("- name ("). */
+static const char *entry(const struct pragma_buf *b, const char *name)
+{
+	char key[128];
+
+	snprintf(key, sizeof(key), "- %s (", name);
+	return strstr(b->data, key);
+}
+
+static void glossary_shown_metrics_only(void **state)
+{
+	struct pragma_knowledge *kb = open_kb();
+	struct pragma_buf g = PRAGMA_BUF_INIT;
+	json_t *metrics = json_pack("{s:{s:f}, s:{s:f}, s:{s:f}, s:{s:f}, s:{s:f}, s:{s:f}}", "time.median_ms", "value", 1.0,
+				    "roof.pct_roof", "value", 40.0, "static.stack_spills", "value", 12.0, "sim.d1_misses",
+				    "value", 3e6, "static.calls", "value", 0.0, "par.threads", "value", 2.0);
+	json_t *extra = json_pack("[s]", "sim.d1_misses");
+	json_t *diag = json_pack("[{s:s}]", "bottleneck", "register-spills");
+	/* par.threads is in the profile but not in this request's text;
+	 * static.loads is one register-spills' playbook points to, absent. */
+	const char *shown = "timing\n  time.median_ms 1 ms\n  roof.pct_roof 40%\n  static.stack_spills 12\n"
+			    "  static.calls 0\n  sim.d1_misses 3.00M\n(sim.d1_misses_per_call is not a name here)";
+
+	(void)state;
+	agents_glossary(kb, metrics, extra, diag, shown, 0, &g);
+	has(&g, "Register spills");
+	assert_non_null(entry(&g, "time.median_ms"));
+	assert_non_null(entry(&g, "static.stack_spills"));
+	assert_null(entry(&g, "par.threads"));
+	assert_null(entry(&g, "static.loads"));
+	/* the asked-for first, then the playbook's, then the table's order */
+	assert_true(entry(&g, "sim.d1_misses") < entry(&g, "static.stack_spills"));
+	assert_true(entry(&g, "static.stack_spills") < entry(&g, "time.median_ms"));
+	assert_true(entry(&g, "time.median_ms") < entry(&g, "roof.pct_roof"));
+	lacks(&g, "Left out");
+
+	/* A budget: never over it, never a cut line, the left-out named. */
+	size_t full = g.len;
+	for (size_t max = 200; max < full; max += 211) {
+		pragma_buf_reset(&g);
+		agents_glossary(kb, metrics, extra, diag, shown, max, &g);
+		assert_true(g.len <= max);
+		assert_true(g.len == 0 || g.data[g.len - 1] == '\n');
+		if (!entry(&g, "time.median_ms") && g.len)
+			has(&g, "time.median_ms"); /* named in the last line */
+		if (!entry(&g, "static.stack_spills")) /* a shorter entry never jumps a more relevant one */
+			assert_null(entry(&g, "time.median_ms"));
+	}
+	pragma_buf_reset(&g);
+	agents_glossary(kb, metrics, extra, diag, shown, full - 1, &g);
+	has(&g, "(Left out for length: the metric");
+	has(&g, "static.calls.)\n"); /* the least relevant goes first */
+	assert_non_null(entry(&g, "sim.d1_misses"));
+	pragma_buf_release(&g);
+	json_decref(metrics);
+	json_decref(extra);
+	json_decref(diag);
+	pragma_knowledge_free(kb);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(glossary_shown_metrics_only),
+	};
+
+	return pragma_run_tests(tests, NULL, NULL);
+}
