@@ -99,10 +99,37 @@ static void glossary_shown_metrics_only(void **state)
 	pragma_knowledge_free(kb);
 }
 
+/* Every request's first line names the attempt and the limit (the first
+ * Coder request had no limit; the later ones and the Conductor's did). */
+static void attempt_limit_everywhere(void **state)
+{
+	static const char *const user_prompts[] = { "coder_first.md", "coder_first_cuda.md", "coder_refine.md",
+						    "single_refine.md", "conductor.md" };
+	struct pragma_err err = PRAGMA_ERR_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(user_prompts) / sizeof(user_prompts[0]); i++) {
+		for (int n = 1; n <= 5; n += 4) {
+			json_t *v = json_pack("{s:s, s:s, s:i, s:i, s:s}", "task_name", "18_softmax", "category",
+					      "activation", "attempt", n, "max_attempts", 5, "code", "int x;");
+			struct pragma_buf out = PRAGMA_BUF_INIT;
+			char want[64];
+			if (pragma_template_render_file(user_prompts[i], v, &out, &err) < 0)
+				fail_msg("%s: %s", user_prompts[i], err.msg);
+			snprintf(want, sizeof(want), "# Task: 18_softmax (activation) — attempt %d of 5\n", n);
+			if (strncmp(out.data, want, strlen(want)))
+				fail_msg("%s starts '%.80s', not '%s'", user_prompts[i], out.data, want);
+			pragma_buf_release(&out);
+			json_decref(v);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(glossary_shown_metrics_only),
+		cmocka_unit_test(attempt_limit_everywhere),
 	};
 
 	return pragma_run_tests(tests, NULL, NULL);
