@@ -117,3 +117,7 @@ void agents_compare_profiles(const struct agents_eval *cur, const struct agents_
 void agents_glossary(const struct pragma_knowledge *kb, json_t *metrics, json_t *extra, json_t *diagnosis,
 		     const char *shown, size_t max, struct pragma_buf *out);
 
+/* code as a numbered listing, "N | line" per line, N right-aligned: the
+ * line numbers the compiler and the profile cite (kernel.c:N) for the
+ * file written from this very text. */
+void agents_code_listing(const char *code, struct pragma_buf *out);

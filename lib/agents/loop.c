@@ -177,6 +177,15 @@ static int render(struct loop *L, const char *name, json_t *vars, struct pragma_
 	return pragma_template_render_file(name, vars, out, err);
 }
 
+/* What every numbered listing is, said where it is shown. */
+static void listing_note(const char *fname, char *out, size_t len)
+{
+	snprintf(out, len,
+		 "Numbered as %s was compiled: `N | ` starts line N, the line the compiler and the profile cite as "
+		 "%s:N. The numbers are not part of the file.",
+		 fname, fname);
+}
+
 static json_t *run_vars(struct loop *L, int n)
 {
 	struct agents_run *R = &L->R;
@@ -197,6 +206,13 @@ static json_t *run_vars(struct loop *L, int n)
 	/* The target's own: kernel.h, the compile command, the hardware. */
 	if (v)
 		R->backend->prompt_vars(v, &R->task, &R->machine, R->baseline.stats.median);
+	if (v) { /* the name the compiler and the profile cite lines by (kernel.c:N) */
+		char fname[64], note[400];
+		snprintf(fname, sizeof(fname), "kernel%s", R->backend->ext);
+		json_object_set_new(v, "file_name", json_string(fname));
+		listing_note(fname, note, sizeof(note));
+		json_object_set_new(v, "listing_note", json_string(note));
+	}
 	if (v) { /* the verifier's rule, per output (docs/verifier.md) */
 		char tol[1024];
 		json_object_set_new(v, "tolerance", json_string(pragma_task_tolerance_str(&R->task, tol, sizeof(tol))));
@@ -404,6 +420,7 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 {
 	struct pragma_buf sys = PRAGMA_BUF_INIT, user = PRAGMA_BUF_INIT, v = PRAGMA_BUF_INIT, best = PRAGMA_BUF_INIT;
 	struct pragma_buf cmp = PRAGMA_BUF_INIT, hist = PRAGMA_BUF_INIT, summary = PRAGMA_BUF_INIT, gloss = PRAGMA_BUF_INIT;
+	struct pragma_buf listing = PRAGMA_BUF_INIT, best_listing = PRAGMA_BUF_INIT;
 	struct pragma_llm_reply rep = PRAGMA_LLM_REPLY_INIT;
 	struct pragma_conductor_reply cr = PRAGMA_CONDUCTOR_REPLY_INIT;
 	struct pragma_err perr = PRAGMA_ERR_INIT;
@@ -426,7 +443,12 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 	pragma_buf_addf(&summary, "Baseline: %.3f ms (%s). ", L->R.baseline.stats.median, L->R.baseline.kind);
 	agents_work_text(&L->R.task, &L->R.machine, &L->R.baseline, &summary);
 	json_object_set_new(vars, "task_summary", json_string(summary.data));
-	json_object_set_new(vars, "code", json_string(code));
+	/* Numbered, from the very text written to the file the compiler saw:
+	 * the profile's and the compiler's kernel.c:N are these lines. */
+	if (code) {
+		agents_code_listing(code, &listing);
+		json_object_set_new(vars, "code", json_string(listing.data));
+	}
 	json_object_set_new(vars, "verdict", json_string(v.data));
 	if (strcmp(ev->status, "ok") && likely_causes(ev->status))
 		json_object_set_new(vars, "error_causes", json_string(likely_causes(ev->status)));
@@ -446,12 +468,15 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 		}
 	}
 	if (L->have_best) {
+		char note[400];
+		listing_note(json_string_value(json_object_get(vars, "file_name")), note, sizeof(note));
+		agents_code_listing(L->best_code, &best_listing);
 		if (ev->vs_best_n)
-			pragma_buf_addf(&best, "%.4g ms, %.2fx over the baseline in this attempt's rounds.\n```c\n%s\n```\n",
-					ev->best_ms, ev->best_vs_base.ratio, L->best_code);
+			pragma_buf_addf(&best, "%.4g ms, %.2fx over the baseline in this attempt's rounds.\n%s\n```\n%s```\n",
+					ev->best_ms, ev->best_vs_base.ratio, note, best_listing.data);
 		else
-			pragma_buf_addf(&best, "%.4g ms, %.2fx over the baseline when it was measured (attempt %d).\n```c\n%s\n```\n",
-					L->best.time_ms, L->best.speedup, L->best_n, L->best_code);
+			pragma_buf_addf(&best, "%.4g ms, %.2fx over the baseline when it was measured (attempt %d).\n%s\n```\n%s```\n",
+					L->best.time_ms, L->best.speedup, L->best_n, note, best_listing.data);
 		if (full && L->best.profile_text.len)
 			pragma_buf_addf(&best, "\nIts profile:\n%s\n", L->best.profile_text.data);
 		json_object_set_new(vars, "best", json_string(best.data));
@@ -547,6 +572,8 @@ out:
 	pragma_buf_release(&hist);
 	pragma_buf_release(&summary);
 	pragma_buf_release(&gloss);
+	pragma_buf_release(&listing);
+	pragma_buf_release(&best_listing);
 	return ret;
 }
 
@@ -562,13 +589,20 @@ static int coder_prompt(struct loop *L, int n, struct pragma_buf *user, struct p
 		ret = render(L, "coder_first.md", vars, user, err);
 	} else {
 		struct pragma_buf note = PRAGMA_BUF_INIT;
-		json_object_set_new(vars, "code", json_string(L->last_code));
+		struct pragma_buf listing = PRAGMA_BUF_INIT, best_listing = PRAGMA_BUF_INIT;
+		agents_code_listing(L->last_code, &listing);
+		json_object_set_new(vars, "code", json_string(listing.data));
 		json_object_set_new(vars, "code_label", json_string("your last kernel"));
-		if (L->have_best && L->best_code && strcmp(L->best_code, L->last_code))
+		if (L->have_best && L->best_code && strcmp(L->best_code, L->last_code)) {
+			agents_code_listing(L->best_code, &best_listing);
 			pragma_buf_addf(&note,
 					"For reference, the historical best (attempt %d: %.2fx, %.3f ms in its own attempt's "
-					"session) is:\n```c\n%s\n```",
-					L->best_n, L->best.speedup, L->best.time_ms, L->best_code);
+					"session) is:\n%s\n```\n%s```",
+					L->best_n, L->best.speedup, L->best.time_ms,
+					json_string_value(json_object_get(vars, "listing_note")), best_listing.data);
+		}
+		pragma_buf_release(&listing);
+		pragma_buf_release(&best_listing);
 		json_object_set_new(vars, "best_note", json_string(note.data));
 		json_object_set_new(vars, "feedback", json_string(L->feedback.data));
 		json_object_set_new(vars, "instructions", json_string(L->instructions.data));
@@ -982,7 +1016,7 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 	if (L->mode != PRAGMA_MODE_SINGLE && strcmp(ev.status, "llm_error")) {
 		json_object_set_new(fields, "stage", json_string("conducting"));
 		pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, &perr);
-		if (conduct(L, n, &ev, code.code.len ? code.code.data : "(no code)", fields, err) < 0)
+		if (conduct(L, n, &ev, code.code.len ? code.code.data : NULL, fields, err) < 0)
 			goto out;
 	}
 

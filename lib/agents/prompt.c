@@ -1,6 +1,7 @@
 /*
  * Pieces of the Coder's and the Conductor's requests that need more than a
- * template: the glossary of the metrics a request shows.
+ * template: the glossary of the metrics a request shows, and code listings
+ * whose line numbers are the ones the compiler and the profile cite.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -74,4 +75,22 @@ void agents_glossary(const struct pragma_knowledge *kb, json_t *metrics, json_t 
 	pragma_knowledge_prompt(kb, m, nm, b, nb, max, out);
 	free(m);
 	free(b);
+}
+
+void agents_code_listing(const char *code, struct pragma_buf *out)
+{
+	size_t lines = 0;
+	int width = 1;
+
+	for (const char *p = code; *p; p++)
+		lines += *p == '\n';
+	if (*code && code[strlen(code) - 1] != '\n')
+		lines++;
+	for (size_t l = lines; l >= 10; l /= 10)
+		width++;
+	for (size_t n = 1; *code; n++) {
+		size_t len = strcspn(code, "\n");
+		pragma_buf_addf(out, "%*zu | %.*s\n", width, n, (int)len, code);
+		code += len + (code[len] == '\n');
+	}
 }

@@ -376,6 +376,47 @@ static int looks_like_c(const char *s, size_t n)
 		!strncmp(s + i, "static", 6) || !strncmp(s + i, "typedef", 7) || !strncmp(s + i, "extern", 6));
 }
 
+/* A request shows code numbered ("  7 | x = 1;", lines 1, 2, 3, ...); a
+ * reply that copied the numbers into its block gets them taken off. Only
+ * when every line carries the next number: no C file reads like that. */
+static void strip_listing_numbers(struct pragma_code_reply *out)
+{
+	struct pragma_buf plain = PRAGMA_BUF_INIT;
+	const char *p = out->code.data, *end = p + out->code.len;
+	long want = 1;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *q = p;
+		long n = 0;
+		if (!eol)
+			eol = end;
+		while (q < eol && *q == ' ')
+			q++;
+		if (q == eol && eol == end)
+			break; /* a last line of spaces only */
+		while (q < eol && *q >= '0' && *q <= '9' && n < 1000000)
+			n = n * 10 + (*q++ - '0');
+		if (n != want || eol - q < 2 || q[0] != ' ' || q[1] != '|')
+			goto out;
+		q += 2;
+		if (q < eol && *q == ' ')
+			q++;
+		pragma_buf_add(&plain, q, (size_t)(eol - q));
+		if (eol < end)
+			pragma_buf_addch(&plain, '\n');
+		want++;
+		p = eol + 1;
+	}
+	if (want < 3)
+		goto out;
+	pragma_buf_reset(&out->code);
+	pragma_buf_add(&out->code, plain.data, plain.len);
+	note(out, "the code block carried the request's line numbers (\"N | \"); they were taken off");
+out:
+	pragma_buf_release(&plain);
+}
+
 int pragma_reply_parse_code(const char *text, size_t len, int cut_by_limit, struct pragma_code_reply *out,
 			    struct pragma_err *err)
 {
@@ -431,6 +472,7 @@ int pragma_reply_parse_code(const char *text, size_t len, int cut_by_limit, stru
 	if (!is_code_lang(b[pick].lang))
 		note(out, "the code block is tagged '%s', not c or cuda", b[pick].lang);
 	pragma_buf_add(&out->code, text + b[pick].start, b[pick].end - b[pick].start);
+	strip_listing_numbers(out);
 	out->defines_forward = pick >= 0 && defines_forward(out->code.data, out->code.len);
 	if (!b[pick].closed) {
 		/* No closing fence: cut off, unless the code is visibly whole. */

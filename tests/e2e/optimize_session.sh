@@ -51,6 +51,57 @@ coder = [r for r in reqs if r["headers"].get("x-pragma-agent") == "coder"]
 assert "scripted action 1" in text(coder[1]), "the Coder did not get the Conductor's actions"
 PYEOF
 
+# The code shown is numbered as the file the compiler saw: the listing of
+# each Conductor request is that attempt's kernel.c line for line, and every
+# kernel.c:N the profile cites is a line of it (a remark quoting its line
+# quotes the listing's line N).
+$PY - "$FAKE_LOG" "$W/runs/$RUN" <<'PYEOF' && ok "code listings are the compiled files, numbered as the remarks cite them" || bad "code listings and the compiled files disagree"
+import json, re, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+cond = [r for r in reqs if r["headers"].get("x-pragma-agent") == "conductor"]
+def user(r):
+    return r["body"]["messages"][1]["content"]
+def listing(t, heading):
+    sec = t[t.index(heading):]
+    body = sec[sec.index("\n```\n") + 5:]
+    body = body[:body.index("```\n")]
+    lines = body.split("\n")[:-1]
+    out = []
+    for i, l in enumerate(lines, 1):
+        m = re.match(r"^ *(\d+) \| ?(.*)$", l)
+        assert m and int(m.group(1)) == i, "line %d of the listing: %r" % (i, l)
+        out.append(m.group(2))
+    return out
+cited = 0
+for k in (3, 4, 5):
+    t = user(cond[k - 1])
+    shown = listing(t, "## 1. Current kernel (attempt %d)" % k)
+    src = open("%s/attempt-%02d/kernel.c" % (sys.argv[2], k)).read().split("\n")
+    if src and src[-1] == "":
+        src.pop()
+    assert shown == src, "attempt %d: the listing is not its kernel.c" % k
+    assert "are not part of the file" in t, "no word on the numbers"
+    prof = t[t.index("## 3. Profile"):]
+    prof = prof[:prof.find("\n## ", 4)]
+    for n, quote in re.findall(r"kernel\.c:(\d+)(?: loop not vectorized[^|\n]*\| ([^\n]*))?", prof):
+        assert 1 <= int(n) <= len(src), "attempt %d cites kernel.c:%s of %d lines" % (k, n, len(src))
+        if quote.strip():
+            assert " ".join(src[int(n) - 1].split()).startswith(" ".join(quote.split())), (quote, src[int(n) - 1])
+        cited += 1
+assert cited, "no kernel.c:N cited in any profile"
+# attempt 1 did not compile: the compiler's own excerpts ("  3 | code")
+# are the listing's lines
+t = user(cond[0])
+shown = listing(t, "## 1. Current kernel (attempt 1)")
+log = t[t.index("Compiler output"):]
+quoted = re.findall(r"^ *(\d+) \| (.*)$", log, re.M)
+assert quoted, "the compiler quotes no line"
+for n, code in quoted:
+    assert " ".join(shown[int(n) - 1].split()) == " ".join(code.split()), (n, code, shown[int(n) - 1])
+coder = [r for r in reqs if r["headers"].get("x-pragma-agent") == "coder"]
+assert "without the line numbers" in user(coder[1]), "the Coder is not told to leave the numbers out"
+PYEOF
+
 expect_exit 0 "runs show" -- $PRAGMA runs show "$RUN" --db "$W/p.db" --json
 jcheck "store holds 5 attempts, best flagged, calls recorded" \
 	"len(j['attempts']) == 5 and [a['n'] for a in j['attempts'] if a['is_best']] == [4] and j['llm_calls']['count'] == 10"

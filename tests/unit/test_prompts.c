@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "agents/agents_priv.h"
+#include "pragma/fs.h"
 #include "pragma/template.h"
 
 static void has(const struct pragma_buf *b, const char *want)
@@ -99,6 +102,65 @@ static void glossary_shown_metrics_only(void **state)
 	pragma_knowledge_free(kb);
 }
 
+/* The listing's line N is the line the compiler calls kernel.c:N, for the
+ * file written from the same text (remarks cite kernel.c:49 while the code
+ * shown had no numbers). Ten lines and more pad the numbers; a last line
+ * without a newline, CRLF and empty lines count as the compiler counts. */
+static void listing_lines_are_the_compilers(void **state)
+{
+	const char *code = "// pragma:flags -O2\r\n#include <stddef.h>\n\n\nstatic int g;\n\n\n\n"
+			   "int f(int x)\n{\n\treturn x + g + undeclared_name;\n}";
+	char dir[] = "/tmp/pragma-test-listing-XXXXXX", path[128], cmd[400], line[512];
+	struct pragma_buf l = PRAGMA_BUF_INIT;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	int cited = 0;
+
+	(void)state;
+	agents_code_listing(code, &l);
+	assert_true(strncmp(l.data, " 1 | // pragma:flags -O2\r\n", 25) == 0);
+	has(&l, "\n 3 | \n");
+	has(&l, "\n12 | }\n");
+	assert_int_equal(l.data[l.len - 1], '\n');
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/kernel.c", dir);
+	assert_int_equal(pragma_write_file_atomic(path, code, strlen(code), &err), 0);
+	snprintf(cmd, sizeof(cmd), "cd %s && cc -fsyntax-only kernel.c 2>&1", dir);
+	FILE *f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		int n;
+		char want[64];
+		if (sscanf(line, "kernel.c:%d:", &n) != 1 || !strstr(line, "undeclared_name"))
+			continue;
+		/* the line the compiler cites, as the listing shows it */
+		snprintf(want, sizeof(want), "\n%2d | \treturn x + g + undeclared_name;\n", n);
+		has(&l, want);
+		cited = 1;
+	}
+	pclose(f);
+	assert_true(cited);
+	unlink(path);
+	rmdir(dir);
+	pragma_buf_release(&l);
+
+	/* Every request that shows numbered code says what the numbers are,
+	 * and the Coder's asks for the file without them. */
+	static const char *const t[] = { "conductor.md", "coder_refine.md", "single_refine.md" };
+	for (size_t i = 0; i < 3; i++) {
+		json_t *v = json_pack("{s:s, s:s, s:s, s:i, s:i}", "code", "1 | int x;\n", "listing_note",
+				      "NOTE-ABOUT-NUMBERS", "file_name", "kernel.c", "attempt", 2, "max_attempts", 5);
+		struct pragma_buf out = PRAGMA_BUF_INIT;
+		assert_int_equal(pragma_template_render_file(t[i], v, &out, &err), 0);
+		const char *note = strstr(out.data, "NOTE-ABOUT-NUMBERS"), *code_at = strstr(out.data, "1 | int x;");
+		if (!note || !code_at || note > code_at)
+			fail_msg("%s: no note before the numbered code:\n%s", t[i], out.data);
+		if (i)
+			has(&out, "without the line numbers");
+		pragma_buf_release(&out);
+		json_decref(v);
+	}
+}
+
 /* Every request's first line names the attempt and the limit (the first
  * Coder request had no limit; the later ones and the Conductor's did). */
 static void attempt_limit_everywhere(void **state)
@@ -130,6 +192,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(glossary_shown_metrics_only),
 		cmocka_unit_test(attempt_limit_everywhere),
+		cmocka_unit_test(listing_lines_are_the_compilers),
 	};
 
 	return pragma_run_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 
 #include "pragma_test.h"
 
+#include "agents/agents_priv.h"
 #include "pragma/reply.h"
 #include "pragma/template.h"
 
@@ -47,6 +48,40 @@ static void test_single_block(void **state)
 	assert_string_equal(r.tunables[1].values[1], "4");
 	assert_int_equal(r.notes.len, 0);
 	pragma_code_reply_release(&r);
+}
+
+/* The requests show code numbered ("N | line"); a reply that copied the
+ * numbers gets them off, and only a listing numbered 1, 2, 3... does. */
+static void test_numbered_copy(void **state)
+{
+	struct pragma_code_reply r = PRAGMA_CODE_REPLY_INIT;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_buf listing = PRAGMA_BUF_INIT, reply = PRAGMA_BUF_INIT;
+
+	(void)state;
+	agents_code_listing(KERNEL, &listing);
+	assert_true(strstr(listing.data, "1 | #include") == listing.data);
+	assert_non_null(strstr(listing.data, "\n2 | // pragma:flags"));
+	pragma_buf_addf(&reply, "Plan: unchanged.\n\n```c\n%s```\n", listing.data);
+	assert_int_equal(parse(reply.data, 0, &r, &err), 0);
+	assert_string_equal(r.code.data, KERNEL);
+	assert_int_equal(r.defines_forward, 1);
+	assert_int_equal(r.n_flags, 2); /* the directives are read after */
+	assert_non_null(strstr(r.notes.data, "line numbers"));
+	/* trimmed blank lines ("4 |") and no padding are fine too */
+	assert_int_equal(parse("```c\n1 | int pk_forward(void)\n2 |\n3 | { return 0; }\n```\n", 0, &r, &err), 0);
+	assert_string_equal(r.code.data, "int pk_forward(void)\n\n{ return 0; }\n");
+	/* not a listing: a gap in the numbers, or C that starts with numbers */
+	const char *c1 = "```c\n1 | int pk_forward(void)\n3 | { return 0; }\n```\n";
+	assert_int_equal(parse(c1, 0, &r, &err), 0);
+	assert_non_null(strstr(r.code.data, "3 | {"));
+	assert_null(strstr(r.notes.data, "line numbers"));
+	const char *c2 = "```c\nint pk_forward(void) { return 0 |\n1 | 2; }\n```\n";
+	assert_int_equal(parse(c2, 0, &r, &err), 0);
+	assert_string_equal(r.code.data, "int pk_forward(void) { return 0 |\n1 | 2; }\n");
+	pragma_code_reply_release(&r);
+	pragma_buf_release(&listing);
+	pragma_buf_release(&reply);
 }
 
 static void test_variants(void **state)
@@ -331,7 +366,7 @@ static void test_template_sections(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_single_block), cmocka_unit_test(test_variants), cmocka_unit_test(test_template_sections),
+		cmocka_unit_test(test_single_block), cmocka_unit_test(test_numbered_copy), cmocka_unit_test(test_variants), cmocka_unit_test(test_template_sections),
 		cmocka_unit_test(test_several_blocks), cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_directives), cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_conductor),
