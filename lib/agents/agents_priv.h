@@ -121,3 +121,22 @@ void agents_glossary(const struct pragma_knowledge *kb, json_t *metrics, json_t 
  * line numbers the compiler and the profile cite (kernel.c:N) for the
  * file written from this very text. */
 void agents_code_listing(const char *code, struct pragma_buf *out);
+
+/* The best as a request shows it beside other code. */
+struct agents_best_view {
+	int n;                      /* its attempt (0: no best yet) */
+	const char *code;
+	double ms, speedup, lo, hi; /* its time and its speedup with the interval */
+	int same_rounds;            /* ms and speedup are from this attempt's rounds (no interval) */
+	int replaced;               /* this attempt replaces it (the Conductor's request) */
+};
+
+/* The Conductor's code variables: code (attempt n's, numbered; NULL: it
+ * had none), and with a best, best_heading (what it is and its numbers),
+ * best_text and best_code (numbered; empty when it is the same code). */
+void agents_conductor_code_vars(json_t *vars, int n, const char *code, const struct agents_best_view *b);
+/* The Coder's for attempt n: code (last_code, numbered; attempt
+ * last_code_n's, 0: none) under code_heading, which says whose it is, and
+ * best_heading and best_code when the best is other code. */
+void agents_coder_code_vars(json_t *vars, int n, const char *last_code, int last_code_n,
+			    const struct agents_best_view *b);

@@ -72,6 +72,7 @@ struct loop {
 	char *best_code;
 	/* What the next Coder request builds on. */
 	char *last_code;            /* the code the instructions refer to */
+	int last_code_n;            /* the attempt that wrote it (0: none) */
 	struct pragma_buf instructions, feedback;
 	json_t *extra_metrics;      /* requested by the Conductor */
 	json_t *history;            /* [{"n", "status", "speedup", "lo", "hi", "vs_best", "message", "became_best"}] */
@@ -415,12 +416,11 @@ static const struct pragma_knowledge *compendium(struct agents_run *R)
 	return R->kb;
 }
 
-static int conduct(struct loop *L, int n, const struct agents_eval *ev, const char *code, json_t *attempt_fields,
-		   struct pragma_err *err)
+static int conduct(struct loop *L, int n, const struct agents_eval *ev, const char *code, int became_best,
+		   json_t *attempt_fields, struct pragma_err *err)
 {
-	struct pragma_buf sys = PRAGMA_BUF_INIT, user = PRAGMA_BUF_INIT, v = PRAGMA_BUF_INIT, best = PRAGMA_BUF_INIT;
+	struct pragma_buf sys = PRAGMA_BUF_INIT, user = PRAGMA_BUF_INIT, v = PRAGMA_BUF_INIT;
 	struct pragma_buf cmp = PRAGMA_BUF_INIT, hist = PRAGMA_BUF_INIT, summary = PRAGMA_BUF_INIT, gloss = PRAGMA_BUF_INIT;
-	struct pragma_buf listing = PRAGMA_BUF_INIT, best_listing = PRAGMA_BUF_INIT;
 	struct pragma_llm_reply rep = PRAGMA_LLM_REPLY_INIT;
 	struct pragma_conductor_reply cr = PRAGMA_CONDUCTOR_REPLY_INIT;
 	struct pragma_err perr = PRAGMA_ERR_INIT;
@@ -443,11 +443,25 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 	pragma_buf_addf(&summary, "Baseline: %.3f ms (%s). ", L->R.baseline.stats.median, L->R.baseline.kind);
 	agents_work_text(&L->R.task, &L->R.machine, &L->R.baseline, &summary);
 	json_object_set_new(vars, "task_summary", json_string(summary.data));
-	/* Numbered, from the very text written to the file the compiler saw:
-	 * the profile's and the compiler's kernel.c:N are these lines. */
-	if (code) {
-		agents_code_listing(code, &listing);
-		json_object_set_new(vars, "code", json_string(listing.data));
+	/* The code numbered, from the very text written to the file the
+	 * compiler saw (the profile's and the compiler's kernel.c:N are these
+	 * lines); the best first, under a heading that says what it is and its
+	 * numbers (a player read past it when it came after the current
+	 * kernel's code and profile). L->best is still the best this attempt
+	 * was measured against. */
+	{
+		struct agents_best_view bv = { 0 };
+		if (L->have_best) {
+			bv.n = L->best_n;
+			bv.code = L->best_code;
+			bv.same_rounds = ev->vs_best_n != 0;
+			bv.ms = bv.same_rounds ? ev->best_ms : L->best.time_ms;
+			bv.speedup = bv.same_rounds ? ev->best_vs_base.ratio : L->best.speedup;
+			bv.lo = L->best.vs_base.lo;
+			bv.hi = L->best.vs_base.hi;
+			bv.replaced = became_best;
+		}
+		agents_conductor_code_vars(vars, n, code, &bv);
 	}
 	json_object_set_new(vars, "verdict", json_string(v.data));
 	if (strcmp(ev->status, "ok") && likely_causes(ev->status))
@@ -468,19 +482,8 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 		}
 	}
 	if (L->have_best) {
-		char note[400];
-		listing_note(json_string_value(json_object_get(vars, "file_name")), note, sizeof(note));
-		agents_code_listing(L->best_code, &best_listing);
-		if (ev->vs_best_n)
-			pragma_buf_addf(&best, "%.4g ms, %.2fx over the baseline in this attempt's rounds.\n%s\n```\n%s```\n",
-					ev->best_ms, ev->best_vs_base.ratio, note, best_listing.data);
-		else
-			pragma_buf_addf(&best, "%.4g ms, %.2fx over the baseline when it was measured (attempt %d).\n%s\n```\n%s```\n",
-					L->best.time_ms, L->best.speedup, L->best_n, note, best_listing.data);
 		if (full && L->best.profile_text.len)
-			pragma_buf_addf(&best, "\nIts profile:\n%s\n", L->best.profile_text.data);
-		json_object_set_new(vars, "best", json_string(best.data));
-		json_object_set_new(vars, "best_attempt", json_integer(L->best_n));
+			json_object_set_new(vars, "best_profile", json_string(L->best.profile_text.data));
 		if (full && !strcmp(ev->status, "ok")) {
 			agents_compare_profiles(ev, &L->best, &cmp);
 			json_object_set_new(vars, "comparison", json_string(cmp.data));
@@ -567,13 +570,10 @@ out:
 	pragma_buf_release(&sys);
 	pragma_buf_release(&user);
 	pragma_buf_release(&v);
-	pragma_buf_release(&best);
 	pragma_buf_release(&cmp);
 	pragma_buf_release(&hist);
 	pragma_buf_release(&summary);
 	pragma_buf_release(&gloss);
-	pragma_buf_release(&listing);
-	pragma_buf_release(&best_listing);
 	return ret;
 }
 
@@ -588,26 +588,21 @@ static int coder_prompt(struct loop *L, int n, struct pragma_buf *user, struct p
 	if (n == 1 || !L->last_code) {
 		ret = render(L, "coder_first.md", vars, user, err);
 	} else {
-		struct pragma_buf note = PRAGMA_BUF_INIT;
-		struct pragma_buf listing = PRAGMA_BUF_INIT, best_listing = PRAGMA_BUF_INIT;
-		agents_code_listing(L->last_code, &listing);
-		json_object_set_new(vars, "code", json_string(listing.data));
-		json_object_set_new(vars, "code_label", json_string("your last kernel"));
-		if (L->have_best && L->best_code && strcmp(L->best_code, L->last_code)) {
-			agents_code_listing(L->best_code, &best_listing);
-			pragma_buf_addf(&note,
-					"For reference, the historical best (attempt %d: %.2fx, %.3f ms in its own attempt's "
-					"session) is:\n%s\n```\n%s```",
-					L->best_n, L->best.speedup, L->best.time_ms,
-					json_string_value(json_object_get(vars, "listing_note")), best_listing.data);
+		/* The best before the last kernel, each under a heading that
+		 * says what it is (agents_coder_code_vars). */
+		struct agents_best_view bv = { 0 };
+		if (L->have_best) {
+			bv.n = L->best_n;
+			bv.code = L->best_code;
+			bv.ms = L->best.time_ms;
+			bv.speedup = L->best.speedup;
+			bv.lo = L->best.vs_base.lo;
+			bv.hi = L->best.vs_base.hi;
 		}
-		pragma_buf_release(&listing);
-		pragma_buf_release(&best_listing);
-		json_object_set_new(vars, "best_note", json_string(note.data));
+		agents_coder_code_vars(vars, n, L->last_code, L->last_code_n, &bv);
 		json_object_set_new(vars, "feedback", json_string(L->feedback.data));
 		json_object_set_new(vars, "instructions", json_string(L->instructions.data));
 		ret = render(L, L->mode == PRAGMA_MODE_SINGLE ? "single_refine.md" : "coder_refine.md", vars, user, err);
-		pragma_buf_release(&note);
 	}
 	if (ret == 0 && L->R.o->candidates > 1) {
 		/* K versions per round; how far the best is from its roof says how
@@ -1011,12 +1006,13 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 	verdict_text(L, &ev, &L->feedback);
 	free(L->last_code);
 	L->last_code = strdup(code.code.len ? code.code.data : (L->best_code ? L->best_code : ""));
+	L->last_code_n = code.code.len ? n : L->best_code ? L->best_n : 0;
 	/* No Conductor for an attempt whose Coder never answered: there is
 	 * nothing to conduct, and the model is likely down too. */
 	if (L->mode != PRAGMA_MODE_SINGLE && strcmp(ev.status, "llm_error")) {
 		json_object_set_new(fields, "stage", json_string("conducting"));
 		pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, &perr);
-		if (conduct(L, n, &ev, code.code.len ? code.code.data : NULL, fields, err) < 0)
+		if (conduct(L, n, &ev, code.code.len ? code.code.data : NULL, became_best, fields, err) < 0)
 			goto out;
 	}
 
@@ -1252,6 +1248,7 @@ static int restore(struct loop *L, struct pragma_err *err)
 		const char *code = json_string_value(json_object_get(a, "code"));
 		free(L->last_code);
 		L->last_code = strdup(code ? code : (L->best_code ? L->best_code : ""));
+		L->last_code_n = code ? n : L->best_code ? L->best_n : 0;
 		pragma_buf_reset(&L->instructions);
 		json_t *c = json_object_get(a, "conductor");
 		const char *act = json_string_value(json_object_get(c, "actions"));

@@ -94,3 +94,83 @@ void agents_code_listing(const char *code, struct pragma_buf *out)
 		code += len + (code[len] == '\n');
 	}
 }
+
+/* "The best so far ...: attempt 3 — 12.36 ms, 1.59x over the baseline in ..." */
+static void best_heading(const struct agents_best_view *b, const char *which, struct pragma_buf *h)
+{
+	pragma_buf_addf(h, "%s (the historical best): attempt %d — %.4g ms, %.2fx", which, b->n, b->ms, b->speedup);
+	if (b->same_rounds)
+		pragma_buf_adds(h, " over the baseline in this attempt's rounds");
+	else
+		pragma_buf_addf(h, " [%.2f–%.2f] over the baseline in its own attempt's session", b->lo, b->hi);
+}
+
+void agents_conductor_code_vars(json_t *vars, int n, const char *code, const struct agents_best_view *b)
+{
+	struct pragma_buf l = PRAGMA_BUF_INIT, h = PRAGMA_BUF_INIT, t = PRAGMA_BUF_INIT;
+	int same = code && b->n && b->code && !strcmp(code, b->code);
+
+	if (code) {
+		agents_code_listing(code, &l);
+		json_object_set_new(vars, "code", json_string(l.data));
+	}
+	pragma_buf_reset(&l);
+	if (b->n && b->code) {
+		best_heading(b, b->replaced ? "The best before this attempt" : "The best so far", &h);
+		if (b->replaced)
+			pragma_buf_addf(&t, "Until attempt %d, the kernel pragma kept as the best; the current kernel "
+					    "(section 2) measured faster and replaces it.", n);
+		else
+			pragma_buf_adds(&t, "The kernel pragma keeps as the best; the current kernel (section 2) is "
+					    "measured against it.");
+		if (same)
+			pragma_buf_adds(&t, " Its code is the current kernel's: see section 2.");
+		else
+			agents_code_listing(b->code, &l);
+		json_object_set_new(vars, "best_heading", json_string(h.data));
+		json_object_set_new(vars, "best_text", json_string(t.data));
+		json_object_set_new(vars, "best_code", json_string(l.data));
+		json_object_set_new(vars, "best_attempt", json_integer(b->n));
+	}
+	pragma_buf_release(&l);
+	pragma_buf_release(&h);
+	pragma_buf_release(&t);
+}
+
+void agents_coder_code_vars(json_t *vars, int n, const char *last_code, int last_code_n,
+			    const struct agents_best_view *b)
+{
+	struct pragma_buf l = PRAGMA_BUF_INIT, h = PRAGMA_BUF_INIT;
+	int same = b->n && b->code && last_code && !strcmp(b->code, last_code);
+
+	/* The code the instructions refer to, named for what it is. */
+	if (last_code && *last_code)
+		agents_code_listing(last_code, &l);
+	json_object_set_new(vars, "code", json_string(l.data));
+	if (same && last_code_n == b->n && b->n == n - 1)
+		pragma_buf_addf(&h, "Your last kernel (attempt %d), now the best so far", n - 1);
+	else if (same && last_code_n == b->n)
+		pragma_buf_addf(&h, "The best so far (attempt %d): your last reply (attempt %d) held no usable code",
+				b->n, n - 1);
+	else if (same)
+		pragma_buf_addf(&h, "Your last kernel (attempt %d), the same code as the best so far (attempt %d)",
+				n - 1, b->n);
+	else if (last_code_n == n - 1)
+		pragma_buf_addf(&h, "Your last kernel (attempt %d)", n - 1);
+	else
+		pragma_buf_addf(&h, "Your last kernel: none (your last reply, attempt %d, held no usable code)", n - 1);
+	json_object_set_new(vars, "code_heading", json_string(h.data));
+	/* The best, when it is other code, comes before it under a heading
+	 * with its numbers. */
+	if (b->n && b->code && !same) {
+		pragma_buf_reset(&h);
+		pragma_buf_reset(&l);
+		best_heading(b, "The best so far", &h);
+		agents_code_listing(b->code, &l);
+		json_object_set_new(vars, "best_heading", json_string(h.data));
+		json_object_set_new(vars, "best_code", json_string(l.data));
+		json_object_set_new(vars, "best_attempt", json_integer(b->n));
+	}
+	pragma_buf_release(&l);
+	pragma_buf_release(&h);
+}

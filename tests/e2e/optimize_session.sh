@@ -35,9 +35,15 @@ def text(r):
     return "\n".join(m["content"] for m in r["body"]["messages"])
 t4, t5 = text(cond[3]), text(cond[4])
 assert "Profile of the current kernel" in t4, "no profile"
-assert "Historical best (attempt 3)" in t4, "no best at attempt 4"
-assert "60 times over" in t4, "best code missing at attempt 4"
-assert "Historical best (attempt 4)" in t5 and "omp parallel for" in t5, "best code missing at attempt 5"
+# The best comes first, named and with its numbers, before the current
+# kernel's code (a player missed it after the code): attempt 4 replaced
+# attempt 3; attempt 5 is measured against attempt 4.
+assert "## 1. The best before this attempt (the historical best): attempt 3 — " in t4, "no best at attempt 4"
+assert "over the baseline in this attempt's rounds\nUntil attempt 4, the kernel pragma kept as the best" in t4
+assert t4.index("60 times over") < t4.index("## 2. Current kernel (attempt 4)"), "best code missing at attempt 4"
+assert "## 1. The best so far (the historical best): attempt 4 — " in t5, "no best at attempt 5"
+assert t5.index("omp parallel for") < t5.index("## 2. Current kernel (attempt 5)"), "best code missing at attempt 5"
+assert "## 7. Profile of the best (attempt 4)" in t5, "no profile of the best"
 assert "metric by metric" in t5, "no comparison"
 # The history's last line agrees with the decision (attempt 4 became the
 # best in this very request).
@@ -75,13 +81,13 @@ def listing(t, heading):
 cited = 0
 for k in (3, 4, 5):
     t = user(cond[k - 1])
-    shown = listing(t, "## 1. Current kernel (attempt %d)" % k)
+    shown = listing(t, "## 2. Current kernel (attempt %d)" % k)
     src = open("%s/attempt-%02d/kernel.c" % (sys.argv[2], k)).read().split("\n")
     if src and src[-1] == "":
         src.pop()
     assert shown == src, "attempt %d: the listing is not its kernel.c" % k
     assert "are not part of the file" in t, "no word on the numbers"
-    prof = t[t.index("## 3. Profile"):]
+    prof = t[t.index("## 4. Profile"):]
     prof = prof[:prof.find("\n## ", 4)]
     for n, quote in re.findall(r"kernel\.c:(\d+)(?: loop not vectorized[^|\n]*\| ([^\n]*))?", prof):
         assert 1 <= int(n) <= len(src), "attempt %d cites kernel.c:%s of %d lines" % (k, n, len(src))
@@ -89,10 +95,13 @@ for k in (3, 4, 5):
             assert " ".join(src[int(n) - 1].split()).startswith(" ".join(quote.split())), (quote, src[int(n) - 1])
         cited += 1
 assert cited, "no kernel.c:N cited in any profile"
+# the best's listing is its own attempt's kernel.c
+best4 = open("%s/attempt-04/kernel.c" % sys.argv[2]).read().split("\n")
+assert listing(user(cond[4]), "## 1. The best so far") == best4[:-1 if best4[-1] == "" else None], "the best's listing"
 # attempt 1 did not compile: the compiler's own excerpts ("  3 | code")
 # are the listing's lines
 t = user(cond[0])
-shown = listing(t, "## 1. Current kernel (attempt 1)")
+shown = listing(t, "## 2. Current kernel (attempt 1)")
 log = t[t.index("Compiler output"):]
 quoted = re.findall(r"^ *(\d+) \| (.*)$", log, re.M)
 assert quoted, "the compiler quotes no line"

@@ -161,6 +161,105 @@ static void listing_lines_are_the_compilers(void **state)
 	}
 }
 
+static void render(const char *name, json_t *v, struct pragma_buf *out)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+
+	pragma_buf_reset(out);
+	json_object_set_new(v, "listing_note", json_string("(numbered)"));
+	if (pragma_template_render_file(name, v, out, &err) < 0)
+		fail_msg("%s: %s", name, err.msg);
+}
+
+/* a occurs in b, before c */
+static void before(const struct pragma_buf *b, const char *a, const char *c)
+{
+	const char *x = strstr(b->data, a), *y = strstr(b->data, c);
+
+	if (!x || !y || x > y)
+		fail_msg("'%s' is not before '%s':\n%s", a, c, b->data);
+}
+
+/* The best's code comes before the last kernel's, under a heading that
+ * says it is the best and gives its numbers, in every request that shows
+ * both (a player missed it after the last kernel's code). */
+static void best_before_last_code(void **state)
+{
+	struct agents_best_view b = { .n = 3, .code = "int best_kernel;\n", .ms = 12.36, .speedup = 1.59,
+				      .lo = 1.45, .hi = 1.70 };
+	struct pragma_buf out = PRAGMA_BUF_INIT;
+	const char *coder[] = { "coder_refine.md", "single_refine.md" };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		json_t *v = json_pack("{s:i, s:i}", "attempt", 5, "max_attempts", 5);
+		agents_coder_code_vars(v, 5, "int last_kernel;\n", 4, &b);
+		render(coder[i], v, &out);
+		has(&out, "## The best so far (the historical best): attempt 3 — 12.36 ms, 1.59x [1.45–1.70] over the "
+			  "baseline in its own attempt's session\n");
+		has(&out, "## Your last kernel (attempt 4)");
+		before(&out, "## The best so far", "## Your last kernel (attempt 4)");
+		before(&out, "1 | int best_kernel;", "## Your last kernel");
+		before(&out, "## Your last kernel", "1 | int last_kernel;");
+		json_decref(v);
+
+		/* the last kernel is the best: shown once, and said */
+		v = json_pack("{s:i, s:i}", "attempt", 5, "max_attempts", 5);
+		agents_coder_code_vars(v, 5, b.code, 4, &(struct agents_best_view){ .n = 4, .code = b.code, .ms = 1, .speedup = 2 });
+		render(coder[i], v, &out);
+		has(&out, "## Your last kernel (attempt 4), now the best so far");
+		lacks(&out, "(the historical best)");
+		json_decref(v);
+
+		/* the last reply had no code: the best's, named as the best's */
+		v = json_pack("{s:i, s:i}", "attempt", 5, "max_attempts", 5);
+		agents_coder_code_vars(v, 5, b.code, 3, &b);
+		render(coder[i], v, &out);
+		has(&out, "## The best so far (attempt 3): your last reply (attempt 4) held no usable code");
+		lacks(&out, "## Your last kernel");
+		json_decref(v);
+	}
+
+	/* The Conductor: section 1 is the best, section 2 the current kernel. */
+	json_t *v = json_pack("{s:i, s:i, s:s}", "attempt", 4, "max_attempts", 5, "verdict", "ok");
+	agents_conductor_code_vars(v, 4, "int current_kernel;\n", &b);
+	render("conductor.md", v, &out);
+	has(&out, "## 1. The best so far (the historical best): attempt 3 — 12.36 ms, 1.59x");
+	has(&out, "The kernel pragma keeps as the best");
+	before(&out, "## 1. The best so far", "## 2. Current kernel (attempt 4)");
+	before(&out, "1 | int best_kernel;", "## 2. Current kernel");
+	before(&out, "## 2. Current kernel", "1 | int current_kernel;");
+	json_decref(v);
+	/* measured in this attempt's rounds, and replaced by it */
+	b.same_rounds = 1;
+	b.replaced = 1;
+	v = json_pack("{s:i, s:i, s:s}", "attempt", 4, "max_attempts", 5, "verdict", "ok");
+	agents_conductor_code_vars(v, 4, "int current_kernel;\n", &b);
+	render("conductor.md", v, &out);
+	has(&out, "## 1. The best before this attempt (the historical best): attempt 3 — 12.36 ms, 1.59x over the "
+		  "baseline in this attempt's rounds\n");
+	has(&out, "replaces it");
+	json_decref(v);
+	/* the same code: not shown twice */
+	b.replaced = 0;
+	v = json_pack("{s:i, s:i, s:s}", "attempt", 4, "max_attempts", 5, "verdict", "ok");
+	agents_conductor_code_vars(v, 4, b.code, &b);
+	render("conductor.md", v, &out);
+	has(&out, "Its code is the current kernel's");
+	const char *first = strstr(out.data, "int best_kernel;");
+	assert_non_null(first);
+	assert_null(strstr(first + 1, "int best_kernel;"));
+	json_decref(v);
+	/* no code this attempt */
+	v = json_pack("{s:i, s:i, s:s}", "attempt", 2, "max_attempts", 5, "verdict", "no_code");
+	agents_conductor_code_vars(v, 2, NULL, &(struct agents_best_view){ 0 });
+	render("conductor.md", v, &out);
+	has(&out, "## 2. Current kernel (attempt 2)\n(none");
+	lacks(&out, "## 1.");
+	json_decref(v);
+	pragma_buf_release(&out);
+}
+
 /* Every request's first line names the attempt and the limit (the first
  * Coder request had no limit; the later ones and the Conductor's did). */
 static void attempt_limit_everywhere(void **state)
@@ -193,6 +292,7 @@ int main(void)
 		cmocka_unit_test(glossary_shown_metrics_only),
 		cmocka_unit_test(attempt_limit_everywhere),
 		cmocka_unit_test(listing_lines_are_the_compilers),
+		cmocka_unit_test(best_before_last_code),
 	};
 
 	return pragma_run_tests(tests, NULL, NULL);
