@@ -29,5 +29,7 @@ void pragma_buf_reset(struct pragma_buf *b);
 void pragma_buf_setlen(struct pragma_buf *b, size_t len);
 /* Strip trailing whitespace. */
 void pragma_buf_rtrim(struct pragma_buf *b);
+/* Append LEN bytes of S with every FROM (non-empty) in them written as TO. */
+void pragma_buf_add_replacing(struct pragma_buf *b, const char *s, size_t len, const char *from, const char *to);
 
 #endif

@@ -133,6 +133,7 @@ int pragma_build_so(const char *src_path, const char *out_so, const struct pragm
 		    struct pragma_buf *log, struct pragma_err *err)
 {
 	struct pragma_buf root = PRAGMA_BUF_INIT, inc = PRAGMA_BUF_INIT, inc2 = PRAGMA_BUF_INIT;
+	struct pragma_buf msgs = PRAGMA_BUF_INIT, jail_dir = PRAGMA_BUF_INIT;
 	struct pragma_child c = PRAGMA_CHILD_INIT;
 	struct jail j = { PRAGMA_BUF_INIT, PRAGMA_BUF_INIT, PRAGMA_BUF_INIT, PRAGMA_BUF_INIT,
 			  PRAGMA_BUF_INIT, PRAGMA_BUF_INIT, PRAGMA_BUF_INIT };
@@ -204,9 +205,14 @@ int pragma_build_so(const char *src_path, const char *out_so, const struct pragm
 		pragma_err_hint(err, "install gcc/clang (scripts/install-deps.sh) or set PRAGMA_CC");
 		goto out;
 	}
+	/* Paths of pragma's private copy mean nothing to the author (or to a
+	 * model reading the log): the copy has the source's own name. */
+	if (j.dir.len)
+		pragma_buf_addf(&jail_dir, "%s/", j.dir.data);
+	pragma_buf_add_replacing(&msgs, c.out.data, c.out.len, jail_dir.data, "");
+	pragma_buf_add_replacing(&msgs, c.err.data, c.err.len, jail_dir.data, "");
 	if (log) {
-		pragma_buf_add(log, c.out.data, c.out.len);
-		pragma_buf_add(log, c.err.data, c.err.len);
+		pragma_buf_add(log, msgs.data, msgs.len);
 		if (c.err_truncated)
 			pragma_buf_adds(log, "\n[compiler output truncated]\n");
 	}
@@ -216,17 +222,14 @@ int pragma_build_so(const char *src_path, const char *out_so, const struct pragm
 		goto out;
 	}
 	if (!c.exited || c.exit_code) {
-		const char *first = strcasestr(c.err.data, "error");
+		const char *first = msgs.len ? strcasestr(msgs.data, "error") : NULL;
 		char line[400] = "";
 		if (first) {
 			const char *bol = first;
-			while (bol > c.err.data && bol[-1] != '\n')
+			while (bol > msgs.data && bol[-1] != '\n')
 				bol--;
 			size_t k = strcspn(bol, "\n");
 			snprintf(line, sizeof(line), "%.*s", (int)(k < 399 ? k : 399), bol);
-			/* Paths of pragma's private copy mean nothing to the author. */
-			if (j.dir.len && !strncmp(line, j.dir.data, j.dir.len) && line[j.dir.len] == '/')
-				memmove(line, line + j.dir.len + 1, strlen(line + j.dir.len + 1) + 1);
 		}
 		pragma_err_set(err, PRAGMA_E_NEGATIVE, "compile failed (%s)%s%s",
 			       c.timed_out ? "the compiler timed out" : pragma_child_status_str(&c, st, sizeof(st)),
@@ -243,6 +246,8 @@ out:
 	pragma_buf_release(&root);
 	pragma_buf_release(&inc);
 	pragma_buf_release(&inc2);
+	pragma_buf_release(&msgs);
+	pragma_buf_release(&jail_dir);
 	jail_release(&j);
 	return ret;
 }

@@ -115,9 +115,23 @@ out:
 	return ret;
 }
 
-/* The first line of nvcc's output that says "error", with the jail's path
- * replaced by kernel.cu. */
-static void first_error(const char *log, const char *jail_src, char *line, size_t len)
+/* Append nvcc's output TEXT with the jail's copy named kernel.cu and the
+ * jail's directory left out of other paths. */
+static void unjail(struct pragma_buf *dst, const struct pragma_buf *text, const struct pragma_buf *jsrc,
+		   const struct pragma_buf *jdir)
+{
+	struct pragma_buf named = PRAGMA_BUF_INIT, dir = PRAGMA_BUF_INIT;
+
+	pragma_buf_add_replacing(&named, text->data, text->len, jsrc->data, "kernel.cu");
+	if (jdir->len)
+		pragma_buf_addf(&dir, "%s/", jdir->data);
+	pragma_buf_add_replacing(dst, named.data, named.len, dir.data, "");
+	pragma_buf_release(&named);
+	pragma_buf_release(&dir);
+}
+
+/* The first line of nvcc's output that says "error" (or "fatal"). */
+static void first_error(const char *log, char *line, size_t len)
 {
 	const char *first = strstr(log, "error");
 
@@ -131,14 +145,6 @@ static void first_error(const char *log, const char *jail_src, char *line, size_
 		bol--;
 	size_t k = strcspn(bol, "\n");
 	snprintf(line, len, "%.*s", (int)(k < len - 1 ? k : len - 1), bol);
-	if (jail_src && *jail_src) {
-		size_t jl = strlen(jail_src);
-		char *at = strstr(line, jail_src);
-		if (at) {
-			memmove(at + 9, at + jl, strlen(at + jl) + 1);
-			memcpy(at, "kernel.cu", 9);
-		}
-	}
 }
 
 /* The toolkit's installation with symlinks resolved: nvcc's real path,
@@ -165,6 +171,7 @@ int pragma_cuda_build_so(const char *src, const char *out_so, const struct pragm
 	struct pragma_buf root = PRAGMA_BUF_INIT, inc = PRAGMA_BUF_INIT, inc2 = PRAGMA_BUF_INIT;
 	struct pragma_buf arch = PRAGMA_BUF_INIT, harness = PRAGMA_BUF_INIT, tmpenv = PRAGMA_BUF_INIT;
 	struct pragma_buf jdir = PRAGMA_BUF_INIT, jsrc = PRAGMA_BUF_INIT, jout = PRAGMA_BUF_INIT;
+	struct pragma_buf msgs = PRAGMA_BUF_INIT;
 	struct pragma_buf map = PRAGMA_BUF_INIT, vscript = PRAGMA_BUF_INIT;
 	struct pragma_buf host_cc = PRAGMA_BUF_INIT, host_cxx = PRAGMA_BUF_INIT;
 	struct pragma_child c = PRAGMA_CHILD_INIT;
@@ -259,17 +266,20 @@ int pragma_cuda_build_so(const char *src, const char *out_so, const struct pragm
 		pragma_err_hint(err, "install the CUDA toolkit or set PRAGMA_NVCC");
 		goto out;
 	}
+	/* The jail's copy is kernel.cu to the author (and a model reading
+	 * the log); the rest of the jail's paths mean nothing to them. */
+	unjail(&msgs, &c.out, &jsrc, &jdir);
+	unjail(&msgs, &c.err, &jsrc, &jdir);
 	if (log) {
-		pragma_buf_add(log, c.out.data, c.out.len);
-		pragma_buf_add(log, c.err.data, c.err.len);
+		pragma_buf_add(log, msgs.data, msgs.len);
 		if (c.err_truncated)
 			pragma_buf_adds(log, "\n[nvcc output truncated]\n");
 	}
 	if (!c.exited || c.exit_code) {
 		struct pragma_buf all = PRAGMA_BUF_INIT;
-		pragma_buf_add(&all, c.err.data, c.err.len);
-		pragma_buf_add(&all, c.out.data, c.out.len);
-		first_error(all.data, jsrc.data, line, sizeof(line));
+		unjail(&all, &c.err, &jsrc, &jdir);
+		unjail(&all, &c.out, &jsrc, &jdir);
+		first_error(all.data, line, sizeof(line));
 		pragma_buf_release(&all);
 		pragma_err_set(err, PRAGMA_E_NEGATIVE, "nvcc failed (%s)%s%s",
 			       c.timed_out ? "timed out" : pragma_child_status_str(&c, st, sizeof(st)), *line ? ": " : "",
@@ -294,6 +304,7 @@ out:
 	pragma_buf_release(&jdir);
 	pragma_buf_release(&jsrc);
 	pragma_buf_release(&jout);
+	pragma_buf_release(&msgs);
 	pragma_buf_release(&map);
 	pragma_buf_release(&vscript);
 	pragma_buf_release(&host_cc);

@@ -130,3 +130,20 @@ void pragma_buf_rtrim(struct pragma_buf *b)
 	if (b->alloc)
 		b->data[b->len] = '\0';
 }
+
+void pragma_buf_add_replacing(struct pragma_buf *b, const char *s, size_t len, const char *from, const char *to)
+{
+	size_t fl = from ? strlen(from) : 0;
+	const char *end = s + len, *at;
+
+	if (!fl) {
+		pragma_buf_add(b, s, len);
+		return;
+	}
+	while ((at = memmem(s, (size_t)(end - s), from, fl))) {
+		pragma_buf_add(b, s, (size_t)(at - s));
+		pragma_buf_adds(b, to);
+		s = at + fl;
+	}
+	pragma_buf_add(b, s, (size_t)(end - s));
+}

@@ -30,6 +30,20 @@ static void buf_basics(void **state)
 	assert_int_equal(b.data[b.len - 1], ',');
 	pragma_buf_release(&b);
 	assert_int_equal(b.len, 0);
+	/* Every occurrence replaced, the rest kept byte for byte. */
+	{
+		struct pragma_buf r = PRAGMA_BUF_INIT;
+		const char *t = "/j/x/a.c:3: error\n/j/x/a.c:4: note /j/x/\n";
+		pragma_buf_add_replacing(&r, t, strlen(t), "/j/x/", "");
+		assert_string_equal(r.data, "a.c:3: error\na.c:4: note \n");
+		pragma_buf_reset(&r);
+		pragma_buf_add_replacing(&r, t, 7, "/j/x/a.c", "kernel.cu");
+		assert_string_equal(r.data, "/j/x/a.");  /* a match past LEN is not one */
+		pragma_buf_reset(&r);
+		pragma_buf_add_replacing(&r, "abc", 3, "", "zz");
+		assert_string_equal(r.data, "abc");
+		pragma_buf_release(&r);
+	}
 }
 
 static void sha256_vectors(void **state)
