@@ -317,6 +317,15 @@ static int entry_complete(const struct pragma_task *t, const char *dir)
 	return 1;
 }
 
+/* A set in the cache that can be used as it is: every file there and the
+ * MANIFEST's sizes and hashes matching them. */
+static int entry_usable(const struct pragma_task *t, const char *dir)
+{
+	struct pragma_err ignore = PRAGMA_ERR_INIT;
+
+	return pragma_is_dir(dir) && entry_complete(t, dir) && pragma_ref_validate(dir, &ignore) == 0;
+}
+
 static int make_kernelbench(const struct pragma_task *t, const uint64_t *seeds, char (*tmp)[4096], int n,
 			    int progress, struct pragma_err *err)
 {
@@ -432,20 +441,18 @@ int pragma_ref_ensure(const struct pragma_task *t, const uint64_t *seeds, int n,
 		goto out;
 	for (int i = 0; i < n; i++) {
 		char key[65], mpath[4200];
-		struct pragma_err ignore = PRAGMA_ERR_INIT;
 
 		entry_key(t, seeds[i], key);
 		sets[i].seed = seeds[i];
 		sets[i].rebuilt = 0;
 		snprintf(sets[i].dir, sizeof(sets[i].dir), "%s/%s", root.data, key);
-		if (pragma_is_dir(sets[i].dir)) {
-			if (entry_complete(t, sets[i].dir) && pragma_ref_validate(sets[i].dir, &ignore) == 0) {
-				snprintf(mpath, sizeof(mpath), "%s/MANIFEST", sets[i].dir);
-				utime(mpath, NULL); /* least-recently-used order */
-				continue;
-			}
-			pragma_warn("reference data in %s is incomplete or corrupt; rebuilding it", sets[i].dir);
+		if (entry_usable(t, sets[i].dir)) {
+			snprintf(mpath, sizeof(mpath), "%s/MANIFEST", sets[i].dir);
+			utime(mpath, NULL); /* least-recently-used order */
+			continue;
 		}
+		if (pragma_is_dir(sets[i].dir))
+			pragma_warn("reference data in %s is incomplete or corrupt; rebuilding it", sets[i].dir);
 		miss_seed[n_miss] = seeds[i];
 		miss_idx[n_miss] = i;
 		n_miss++;
@@ -471,9 +478,7 @@ int pragma_ref_ensure(const struct pragma_task *t, const uint64_t *seeds, int n,
 		}
 		int still = 0;
 		for (int m = 0; m < n_miss; m++) {
-			struct pragma_err ignore = PRAGMA_ERR_INIT;
-			const char *dir = sets[miss_idx[m]].dir;
-			if (pragma_is_dir(dir) && entry_complete(t, dir) && pragma_ref_validate(dir, &ignore) == 0)
+			if (entry_usable(t, sets[miss_idx[m]].dir))
 				continue; /* made meanwhile */
 			miss_seed[still] = miss_seed[m];
 			miss_idx[still] = miss_idx[m];
