@@ -213,6 +213,42 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
  * names. */
 int pragma_profile_check_extra(const char *const *extra, size_t n_extra, struct pragma_err *err);
 
+/* One run of a verified candidate in its backend's harness for a profile
+ * (the CPU collectors, lib/profile/run.c; the CUDA profile,
+ * lib/cuda/profile.c): warm-up and timed calls, each set's last timed
+ * outputs kept (timed_NNN.npy) for the output check, holding the
+ * measurement lock exclusive. What differs per backend is set here. */
+struct pragma_profile_harness {
+	const struct pragma_backend *backend; /* NULL: the CPU's */
+	const char *so;
+	const struct pragma_task *task;
+	const struct pragma_refset *sets;
+	int n_sets;
+	const char *dir;                 /* request and outputs; made when missing */
+	int warmup, reps, cold;
+	uint64_t flush_bytes;            /* 0: the run's default (2 x LLC, at least 64 MiB) */
+	int threads;                     /* 0: all usable cores */
+	int sandbox;
+	int final_settle_ms;             /* after the last call, check nothing changed */
+	int timeout_ms;                  /* 0: the run's default */
+	const char *const *preload;      /* sonames loaded before the sandbox; NULL: none */
+	/* A tool the harness runs under (valgrind ..., ncu ...); NULL: none.
+	 * Sandboxed, it gets the backend's limits without those on CPU time,
+	 * file size and open files: a profiler replays kernels, writes its
+	 * report and holds its own files. */
+	const char *const *wrapper;
+	json_t *request;                 /* further request members; borrowed, may be NULL */
+	const char *what;                /* for the lock's waiters; NULL: "profile a kernel" */
+};
+
+struct pragma_run_result;
+
+/* Returns as pragma_run_kernel(): 0 when the harness ran and answered
+ * (r->ok says whether the kernel behaved; release r either way), -1 with
+ * err when pragma could not run it. */
+int pragma_profile_harness_run(const struct pragma_profile_harness *h, struct pragma_run_result *r,
+			       struct pragma_err *err);
+
 /* ---- the perf collector's pieces (lib/profile/perf.c), exposed for tests ---- */
 
 enum pragma_pmu_kind {

@@ -18,6 +18,7 @@
 #include "pragma/fs.h"
 #include "pragma/proc.h"
 #include "pragma/backend.h"
+#include "pragma/profile.h"
 #include "pragma/run.h"
 #include "pragma/tensor.h"
 #include "pragma/timing.h"
@@ -26,11 +27,10 @@
 int cuda_run_harness(const struct cuda_run *r, const char *const *prefix, json_t **answer, struct pragma_buf *errtail,
 		     struct pragma_err *err)
 {
-	struct pragma_run_opts ro = { 0 };
+	struct pragma_profile_harness h = { 0 };
 	struct pragma_run_result rr = { 0 };
-	struct pragma_rlimits lim;
 	json_t *req;
-	int ret = -1, lk;
+	int ret = -1;
 
 	*answer = NULL;
 	/* The harness protocol's request (lib/sandbox/run.c), plus the CUDA
@@ -40,41 +40,26 @@ int cuda_run_harness(const struct cuda_run *r, const char *const *prefix, json_t
 			"profiler", r->profiler, "sandbox", "landlock", 1);
 	if (r->profiler && r->tool_dir)
 		json_object_set_new(json_object_get(req, "sandbox"), "tool_dir", json_string(r->tool_dir));
-	ro.kernel_so = r->so;
-	ro.task = r->task;
-	ro.sets = r->sets;
-	ro.n_sets = r->n_sets;
-	ro.work_dir = r->work_dir;
-	ro.time_mode = 1;
-	ro.warmup = r->warmup;
-	ro.reps = r->reps;
-	ro.cold = r->cold;
-	ro.flush_bytes = 64 << 20;
-	ro.threads = 1;
-	ro.timeout_ms = r->timeout_ms > 0 ? r->timeout_ms : 120000;
-	ro.sandbox = r->sandbox;
-	ro.save_timed = 1;
-	ro.final_settle_ms = 5;
-	ro.preload = pragma_cuda_preload();
-	ro.backend = &pragma_backend_cuda;
-	ro.wrapper = prefix;
-	ro.request = req;
-	if (prefix && r->sandbox) {
-		/* The limits bind the wrapper too: ncu replays kernels many
-		 * times, writes its report and temporaries (bigger than any
-		 * output) and holds its own files. */
-		pragma_cuda_run_limits(&ro, &lim);
-		lim.cpu_seconds = 0;
-		lim.file_size = 0;
-		lim.open_files = 0;
-		ro.limits = &lim;
-	}
-	lk = pragma_measure_lock(PRAGMA_LOCK_EXCLUSIVE, prefix ? "profile a kernel with ncu" : "profile a kernel");
-	ret = pragma_run_kernel(&ro, &rr, err);
-	pragma_measure_unlock(lk);
-	if (ret < 0)
+	h.backend = &pragma_backend_cuda;
+	h.so = r->so;
+	h.task = r->task;
+	h.sets = r->sets;
+	h.n_sets = r->n_sets;
+	h.dir = r->work_dir;
+	h.warmup = r->warmup;
+	h.reps = r->reps;
+	h.cold = r->cold;
+	h.flush_bytes = 64 << 20;
+	h.threads = 1;
+	h.sandbox = r->sandbox;
+	h.final_settle_ms = 5;
+	h.timeout_ms = r->timeout_ms > 0 ? r->timeout_ms : 120000;
+	h.preload = pragma_cuda_preload();
+	h.wrapper = prefix;            /* ncu: the limits bind it too, less those a profiler needs */
+	h.request = req;
+	h.what = prefix ? "profile a kernel with ncu" : "profile a kernel";
+	if (pragma_profile_harness_run(&h, &rr, err) < 0)
 		goto out;
-	ret = -1;
 	if (errtail)
 		pragma_buf_adds(errtail, rr.log);
 	if (!rr.raw) {

@@ -64,56 +64,66 @@ int pragma_profile_check_extra(const char *const *extra, size_t n_extra, struct 
 	return 0;
 }
 
-struct hrun {
-	const char *so;
-	const char *const *preload; /* runtimes to load before the sandbox */
-	const char *dir;          /* request and outputs */
-	int n_sets;
-	int warmup, reps, cold;
-	int sandbox;
-	int threads;
-	json_t *perf;             /* borrowed; NULL: none */
-	const char *const *wrapper; /* argv before the harness (valgrind ...), NULL-terminated */
-	int timeout_ms;
-};
-
-/* Run the harness once (the timing layer's runner, lib/sandbox/run.c);
- * *res gets its JSON answer. A kernel failure is PRAGMA_E_NEGATIVE with
- * the harness's category and message. */
-static int run_harness(const struct pragma_profile_opts *o, const struct hrun *h, json_t **res,
-		       struct pragma_err *err)
+int pragma_profile_harness_run(const struct pragma_profile_harness *h, struct pragma_run_result *r,
+			       struct pragma_err *err)
 {
 	struct pragma_run_opts ro = { 0 };
-	struct pragma_run_result r = { 0 };
-	json_t *req = h->perf ? json_pack("{s:O}", "perf", h->perf) : NULL;
-	int ret = -1, lk;
+	struct pragma_rlimits lim;
+	int ret, lk;
 
-	*res = NULL;
+	ro.backend = pragma_backend_or_default(h->backend);
 	ro.kernel_so = h->so;
-	ro.task = o->task;
-	ro.sets = o->sets;
+	ro.task = h->task;
+	ro.sets = h->sets;
 	ro.n_sets = h->n_sets;
 	ro.work_dir = h->dir;
 	ro.time_mode = 1;
 	ro.warmup = h->warmup;
 	ro.reps = h->reps;
 	ro.cold = h->cold;
+	ro.flush_bytes = h->flush_bytes;
 	ro.threads = h->threads;
 	ro.timeout_ms = h->timeout_ms;
 	ro.sandbox = h->sandbox;
+	ro.final_settle_ms = h->final_settle_ms;
 	ro.preload = h->preload;
 	ro.save_timed = 1;
 	ro.wrapper = h->wrapper;
-	ro.request = req;
-	ro.backend = &pragma_backend_cpu;
+	ro.request = h->request;
+	if (h->wrapper && h->sandbox) {
+		ro.backend->limits(&ro, &lim);
+		lim.cpu_seconds = 0;
+		lim.file_size = 0;
+		lim.open_files = 0;
+		ro.limits = &lim;
+	}
 	if (pragma_mkdir_p(h->dir, 0755, err) < 0)
-		goto out;
-	lk = pragma_measure_lock(PRAGMA_LOCK_EXCLUSIVE, h->wrapper ? "simulate a kernel" : "profile a kernel");
-	ret = pragma_run_kernel(&ro, &r, err);
+		return -1;
+	lk = pragma_measure_lock(PRAGMA_LOCK_EXCLUSIVE, h->what ? h->what : "profile a kernel");
+	ret = pragma_run_kernel(&ro, r, err);
 	pragma_measure_unlock(lk);
-	if (ret < 0)
+	return ret;
+}
+
+/* Run the CPU harness once; *res gets its JSON answer. A kernel failure is
+ * PRAGMA_E_NEGATIVE with the harness's category and message. perf: the
+ * counters to request (borrowed; NULL: none). */
+static int run_harness(const struct pragma_profile_opts *o, const struct pragma_profile_harness *hh, json_t *perf,
+		       json_t **res, struct pragma_err *err)
+{
+	struct pragma_profile_harness h = *hh;
+	struct pragma_run_result r = { 0 };
+	json_t *req = perf ? json_pack("{s:O}", "perf", perf) : NULL;
+	int ret = -1;
+
+	*res = NULL;
+	h.backend = &pragma_backend_cpu;
+	h.task = o->task;
+	h.sets = o->sets;
+	h.request = req;
+	h.what = h.wrapper ? "simulate a kernel" : "profile a kernel";
+	if (pragma_profile_harness_run(&h, &r, err) < 0)
 		goto out;
-	ret = -1;
 	if (r.ok) {
 		*res = r.raw;
 		r.raw = NULL;
@@ -316,10 +326,10 @@ static void run_sim(const struct pragma_profile_opts *o, const struct pragma_mac
 	if (nc < 3)
 		pragma_profile_note(p, "sim: valgrind chose part of the cache geometry itself (sysfs did not describe every level)");
 
-	struct hrun h = { .so = so, .dir = sdir.data, .n_sets = 1, .warmup = 0, .reps = 1, .cold = 1,
-			  .sandbox = 0, .threads = 1, .wrapper = wrapper,
-			  .timeout_ms = (int)(fmin(budget * 3, 7200) * 1000) };
-	if (run_harness(o, &h, &res, &e) < 0) {
+	struct pragma_profile_harness h = { .so = so, .dir = sdir.data, .n_sets = 1, .warmup = 0, .reps = 1, .cold = 1,
+					    .sandbox = 0, .threads = 1, .wrapper = wrapper,
+					    .timeout_ms = (int)(fmin(budget * 3, 7200) * 1000) };
+	if (run_harness(o, &h, NULL, &res, &e) < 0) {
 		pragma_profile_unavailable(p, "sim", "the run under valgrind failed: %s", e.msg);
 		goto out;
 	}
@@ -578,10 +588,10 @@ int pragma_profile_run(const struct pragma_profile_opts *o, struct pragma_profil
 		json_object_set_new(perf_req, "method", json_string("read"));
 	}
 
-	struct hrun h = { .so = so.data, .preload = preload, .dir = work.data, .n_sets = o->n_sets, .warmup = o->warmup > 0 ? o->warmup : 2,
-			  .reps = o->reps > 0 ? o->reps : 10, .cold = !o->warm, .sandbox = 1, .threads = p->threads,
-			  .perf = perf_req, .timeout_ms = 600000 };
-	if (run_harness(o, &h, &res, err) < 0) {
+	struct pragma_profile_harness h = { .so = so.data, .preload = preload, .dir = work.data, .n_sets = o->n_sets,
+					    .warmup = o->warmup > 0 ? o->warmup : 2, .reps = o->reps > 0 ? o->reps : 10,
+					    .cold = !o->warm, .sandbox = 1, .threads = p->threads, .timeout_ms = 600000 };
+	if (run_harness(o, &h, perf_req, &res, err) < 0) {
 		if (err->kind == PRAGMA_E_NEGATIVE)
 			pragma_err_prefix(err, "the kernel failed in the harness");
 		goto out;
