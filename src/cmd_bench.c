@@ -416,7 +416,7 @@ static int show(const char *db, const char *id, int json)
 	struct pragma_err err = PRAGMA_ERR_INIT;
 	json_t *suite, *outcomes, *metrics;
 
-	if (pragma_store_open(&s, db, &err) < 0)
+	if (pragma_store_open_existing(&s, db, &err) < 0) /* reading makes no store */
 		return json ? cli_error_json(&err) : cli_error(&err);
 	suite = load_suite(s, id, &outcomes, &metrics, &err);
 	pragma_store_close(s);
@@ -453,7 +453,7 @@ static int compare(const char *db, const char *const *ids, int n, int json)
 		return cli_usage_error("--compare needs two or more suite runs");
 	if (n > 8)
 		return cli_usage_error("--compare takes at most 8 suite runs");
-	if (pragma_store_open(&s, db, &err) < 0)
+	if (pragma_store_open_existing(&s, db, &err) < 0) /* reading makes no store */
 		return json ? cli_error_json(&err) : cli_error(&err);
 	for (int k = 0; k < n; k++) {
 		if (!(suites[k] = load_suite(s, ids[k], &outs[k], &mets[k], &err))) {
@@ -553,7 +553,7 @@ static int list_suites(const char *db, int json)
 	json_t *l, *x;
 	size_t i;
 
-	if (pragma_store_open(&s, db, &err) < 0)
+	if (pragma_store_open_existing(&s, db, &err) < 0) /* reading makes no store */
 		return json ? cli_error_json(&err) : cli_error(&err);
 	l = pragma_store_suites(s, 0, &err);
 	pragma_store_close(s);

@@ -87,7 +87,7 @@ int cmd_report(int argc, char **argv)
 		 (!strcmp(f.out + strlen(f.out) - 5, ".html") || !strcmp(f.out + strlen(f.out) - 4, ".htm")))
 		fmt = PRAGMA_REPORT_HTML;
 
-	if (pragma_store_open(&s, f.db ? f.db : cli_default_db(), &err) < 0)
+	if (pragma_store_open_existing(&s, f.db ? f.db : cli_default_db(), &err) < 0) /* reading makes no store */
 		goto fail;
 	if (!(sources = pragma_report_load(s, o.positional, o.n_positional, &err)))
 		goto fail;

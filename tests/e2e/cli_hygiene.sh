@@ -75,6 +75,13 @@ expect_exit 0 "runs --json on a missing store" -- $PRAGMA runs --db "$W/a/b/prag
 jcheck "an empty list" "j['runs'] == []"
 expect_exit 2 "runs show on a missing store" -- $PRAGMA runs show r1 --db "$W/a/b/pragma.db"
 [ ! -e "$W/a" ] && ok "still nothing made" || bad "runs show made $W/a"
+for args in "bench --list" "bench --list --json" "bench --show s1" "bench --compare s1 s2" "report r1"; do
+	# shellcheck disable=SC2086
+	expect_exit 2 "$args on a missing store" -- $PRAGMA $args --db "$W/a/b/pragma.db"
+	grep_err "$args: says there is no store, with a hint" "there is no run store at $W/a/b/pragma.db"
+	grep_err "$args: the hint" "^Hint: .*--db"
+	[ ! -e "$W/a" ] && ok "$args made nothing" || { bad "$args made $W/a"; rm -rf "$W/a"; }
+done
 
 # ---- llm config with no model: the settings, exit 0.
 expect_exit 0 "llm config with no model" -- $PRAGMA llm config
