@@ -8,6 +8,7 @@
 #ifndef PRAGMA_PROC_H
 #define PRAGMA_PROC_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/resource.h>
@@ -107,6 +108,11 @@ int pragma_proc_install_signal_handlers(void);
  * registry (256 entries) is full. */
 int pragma_proc_track(pid_t pid, int group);
 void pragma_proc_untrack(pid_t pid);
+/* Block the signals the handler catches, *old getting the mask before.
+ * Around fork() and pragma_proc_track(), so a child is registered before
+ * the handler could look for it; then restore old in the parent (and in
+ * the child before exec: a blocked mask survives exec). */
+void pragma_proc_block_signals(sigset_t *old);
 /* How many children are registered now (tests). */
 int pragma_proc_tracked(void);
 

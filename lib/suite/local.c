@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #include "pragma/fs.h"
 #include "pragma/log.h"
+#include "pragma/proc.h"
 #include "suite/suite_int.h"
 
 struct slot {
@@ -44,17 +46,23 @@ static double now_wall(void)
 }
 
 /* fork + exec with stdout to OUT, stderr appended to LOG; exec failure comes
- * back over a close-on-exec pipe. */
+ * back over a close-on-exec pipe. The child stays in pragma's process group
+ * and is registered as a single process (pragma/proc.h), so a signal that
+ * ends bench (SIGHUP; SIGINT and SIGTERM when bench is not catching them
+ * itself) stops it too: a pragma optimize then stops its own children. */
 static pid_t spawn(char **argv, const char *log, const char *out, struct pragma_err *err)
 {
 	int pfd[2], e = 0;
+	sigset_t old;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return pragma_err_set(err, PRAGMA_E_ENV, "pipe: %s", strerror(errno));
 	fflush(stdout);
 	fflush(stderr);
+	pragma_proc_block_signals(&old);
 	pid_t pid = fork();
 	if (pid < 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		close(pfd[0]);
 		close(pfd[1]);
 		return pragma_err_set(err, PRAGMA_E_ENV, "fork: %s", strerror(errno));
@@ -70,11 +78,14 @@ static pid_t spawn(char **argv, const char *log, const char *out, struct pragma_
 		}
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		execv(argv[0], argv);
 		e = errno;
 		(void)!write(pfd[1], &e, sizeof(e));
 		_exit(127);
 	}
+	pragma_proc_track(pid, 0);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	close(pfd[1]);
 	ssize_t n;
 	while ((n = read(pfd[0], &e, sizeof(e))) < 0 && errno == EINTR)
@@ -83,6 +94,7 @@ static pid_t spawn(char **argv, const char *log, const char *out, struct pragma_
 	if (n == (ssize_t)sizeof(e)) {
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
+		pragma_proc_untrack(pid);
 		return pragma_err_set(err, PRAGMA_E_ENV, "cannot run %s: %s", argv[0], strerror(e));
 	}
 	return pid;
@@ -149,6 +161,7 @@ static int reap(struct local *L)
 		pid_t r = waitpid(L->slots[k].pid, &status, WNOHANG);
 		if (r <= 0)
 			continue;
+		pragma_proc_untrack(L->slots[k].pid);
 		struct pragma_suite_elem *el = L->slots[k].el;
 		L->slots[k].pid = 0;
 		changed++;
@@ -203,6 +216,7 @@ static int local_cancel(struct pragma_suite_executor *x, struct pragma_err *err)
 			continue;
 		while (waitpid(L->slots[k].pid, NULL, 0) < 0 && errno == EINTR)
 			;
+		pragma_proc_untrack(L->slots[k].pid);
 		L->slots[k].el->state = PRAGMA_SUITE_FAILED;
 		snprintf(L->slots[k].el->detail, sizeof(L->slots[k].el->detail), "interrupted");
 		L->slots[k].pid = 0;

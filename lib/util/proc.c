@@ -72,7 +72,7 @@ int pragma_proc_tracked(void)
 	return n;
 }
 
-static void block_fatal(sigset_t *old)
+void pragma_proc_block_signals(sigset_t *old)
 {
 	sigset_t set;
 
@@ -358,7 +358,7 @@ static int spawn(struct pragma_child *c, int in_fd, int out_fd, int err_fd, stru
 		pragma_buf_release(&line);
 	}
 	sigset_t oldmask;
-	block_fatal(&oldmask);
+	pragma_proc_block_signals(&oldmask);
 	c->pid = fork();
 	if (c->pid < 0) {
 		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
