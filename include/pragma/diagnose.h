@@ -79,17 +79,24 @@ enum pragma_time_verdict {
  * FLOP count above the FP32 peak and the other does not (it does fewer
  * FLOPs than counted: roof.flops_over_peak). The time is t when given; else
  * the profiles' roofline rates (which use the attempt's session time where
- * the loop profiled), else their speedups, else their median times. */
+ * the loop profiled), else their speedups, else their median times. Given
+ * t, the time and the roofline's rates (pragma_metric_session_rate) are
+ * left out: each profile's come from its own attempt's session, and the
+ * session that ran both decided. A miss rate whose count did not change is
+ * not judged (it moved with the number of accesses). */
 int pragma_profile_compare(const struct pragma_profile *best, const struct pragma_profile *cur,
 			   struct pragma_change **out, size_t *n);
+/* Whether a metric is a rate the roofline derives from the attempt's own
+ * session time (roof.gbs, roof.gflops, roof.pct_*). */
+int pragma_metric_session_rate(const char *name);
 int pragma_profile_compare_timed(const struct pragma_profile *best, const struct pragma_profile *cur,
 				 enum pragma_time_verdict t, struct pragma_change **out, size_t *n);
 /* The paper's sentences: "speedup dropped from 2.93x to 2.54x; IPC higher
  * (1.37 -> 1.49); backend bound lower (61.8% -> 57.2%)", one change per
  * line, with a caveat line when the simulated figures cover one thread of
  * several or when the time change is within one run's noise. With a
- * session verdict (the _timed form), the profiles' own time.* figures are
- * labelled as the profiled runs' and not judged: the session decides. */
+ * session verdict (the _timed form), a first line says that the session
+ * decides the time and why the time and roofline are not compared. */
 void pragma_profile_compare_text(const struct pragma_profile *best, const struct pragma_profile *cur,
 				 struct pragma_buf *out);
 void pragma_profile_compare_text_timed(const struct pragma_profile *best, const struct pragma_profile *cur,

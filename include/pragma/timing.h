@@ -180,6 +180,9 @@ void pragma_side_times_release(struct pragma_side_times *t);
 /* The relative difference below which two kernels are "the same": a
  * kernel compared with itself must never come out faster or slower. */
 #define PRAGMA_SAME_MARGIN 0.03
+/* Run-queue delay (share of a round's wall time) above which a session
+ * counts a round as disturbed by other processes. */
+#define PRAGMA_DISTURBANCE_OK 0.05
 
 double pragma_estimate(const struct pragma_side_times *t);
 /* The median of v[0..n) (v is sorted in place); 0 when n is 0. */

@@ -287,7 +287,7 @@ static void timing_text(struct loop *L, const struct agents_eval *ev, struct pra
 		pragma_buf_addf(out, "\n- rounds are dropped, on every side alike, when other processes took over %.0f%% of "
 				     "a side's time in them (on a machine too busy to leave a third of them, none are "
 				     "dropped and the numbers carry a warning)",
-				100 * json_number_value(json_object_get(p, "run_delay_threshold")));
+				100 * PRAGMA_DISTURBANCE_OK);
 	pragma_buf_addf(out, "\n- this kernel%s: %.4g ms (the spread of its calls: min %.4g, max %.4g)",
 			json_array_size(ev->tune_table) ? " (the chosen variant)" : "", ev->time_ms, ev->time.min,
 			ev->time.max);
@@ -433,14 +433,16 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 		goto out;
 	}
 
-	json_object_set_new(vars, "metric_names", json_string("see the profile; any name shown there"));
 	/* n-pragma's Conductor is told it gets no profile (players were
 	 * promised one and asked for metrics from an empty list) */
 	json_object_set_new(vars, "profiled", json_boolean(full));
 	if (render(L, "conductor_system.md", vars, &sys, err) < 0)
 		goto out;
 	verdict_text(L, ev, &v);
-	pragma_buf_addf(&summary, "Baseline: %.3f ms (%s). ", L->R.baseline.stats.median, L->R.baseline.kind);
+	pragma_buf_addf(&summary,
+			"Baseline: %.3f ms (%s, measured when the run began; each verdict below times it again in its own "
+			"rounds). ",
+			L->R.baseline.stats.median, L->R.baseline.kind);
 	agents_work_text(&L->R.task, &L->R.machine, &L->R.baseline, &summary);
 	json_object_set_new(vars, "task_summary", json_string(summary.data));
 	/* The code numbered, from the very text written to the file the
@@ -602,6 +604,8 @@ static int coder_prompt(struct loop *L, int n, struct pragma_buf *user, struct p
 		agents_coder_code_vars(vars, n, L->last_code, L->last_code_n, &bv);
 		json_object_set_new(vars, "feedback", json_string(L->feedback.data));
 		json_object_set_new(vars, "instructions", json_string(L->instructions.data));
+		if (n >= L->R.o->attempts)
+			json_object_set_new(vars, "last", json_true());
 		ret = render(L, L->mode == PRAGMA_MODE_SINGLE ? "single_refine.md" : "coder_refine.md", vars, user, err);
 	}
 	if (ret == 0 && L->R.o->candidates > 1) {

@@ -41,8 +41,14 @@ static int var_set(json_t *vars, const char *name, size_t len)
 	return set;
 }
 
-static int render(const char *p, const char *end, json_t *vars, struct pragma_buf *out, struct pragma_err *err,
-		  int depth)
+/* Whether AT starts a line of the template that begins at BASE. */
+static int at_line_start(const char *base, const char *at)
+{
+	return at == base || at[-1] == '\n';
+}
+
+static int render(const char *base, const char *p, const char *end, json_t *vars, struct pragma_buf *out,
+		  struct pragma_err *err, int depth)
 {
 	if (depth > 16)
 		return pragma_err_set(err, PRAGMA_E_INPUT, "template sections nested too deep");
@@ -64,13 +70,19 @@ static int render(const char *p, const char *end, json_t *vars, struct pragma_bu
 			const char *body = close + 2, *stop = strstr(body, endtag);
 			if (!stop || stop >= end)
 				return pragma_err_set(err, PRAGMA_E_INPUT, "template: no %s", endtag);
-			/* A section's own line breaks go with it. */
-			if (*body == '\n')
+			/* A section's own line breaks go with it: a tag that starts
+			 * its line takes the line break after it, and a skipped
+			 * section that started its line takes the line's break;
+			 * a section inside a line of text leaves the text's
+			 * break alone ("... counts.{{/profiled}}\n3." keeps it). */
+			int shown = var_set(vars, name + 1, len - 1) == (*name == '#');
+			int open_bol = at_line_start(base, open);
+			if (open_bol && *body == '\n')
 				body++;
-			if (var_set(vars, name + 1, len - 1) == (*name == '#') && render(body, stop, vars, out, err, depth + 1) < 0)
+			if (shown && render(base, body, stop, vars, out, err, depth + 1) < 0)
 				return -1;
 			p = stop + strlen(endtag);
-			if (*p == '\n')
+			if (*p == '\n' && (at_line_start(base, stop) || (open_bol && !shown)))
 				p++;
 		} else if (*name == '/') {
 			return pragma_err_set(err, PRAGMA_E_INPUT, "template: stray '{{%.*s}}'", (int)len, name);
@@ -84,7 +96,7 @@ static int render(const char *p, const char *end, json_t *vars, struct pragma_bu
 
 int pragma_template_render(const char *tmpl, json_t *vars, struct pragma_buf *out, struct pragma_err *err)
 {
-	return render(tmpl, tmpl + strlen(tmpl), vars, out, err, 0);
+	return render(tmpl, tmpl, tmpl + strlen(tmpl), vars, out, err, 0);
 }
 
 int pragma_template_render_file(const char *name, json_t *vars, struct pragma_buf *out, struct pragma_err *err)

@@ -42,6 +42,41 @@ static int is_work_count(const char *name)
 	return 0;
 }
 
+/* Rates the roofline takes from each attempt's own timing session: two
+ * attempts' values come from two sessions, which the session that timed
+ * them side by side supersedes (a player saw "% of roofline 93% -> 69%
+ * (worse)" beside "1.20x, not distinguishable"). */
+int pragma_metric_session_rate(const char *name)
+{
+	return !strcmp(name, "roof.gbs") || !strcmp(name, "roof.gflops") || !strncmp(name, "roof.pct_", 9);
+}
+
+/* A rate and the count it divides: a rate that moved while its count did
+ * not moved with the number of accesses, not with the misses. */
+static const char *const rate_counts[][2] = {
+	{ "sim.d1_miss_rate", "sim.d1_misses" },
+	{ "sim.ll_miss_rate", "sim.ll_misses" },
+	{ "sim.branch_mispredict_rate", "sim.branch_mispredicts" },
+};
+
+static void judge_rate(struct pragma_change *c, const struct pragma_profile *best, const struct pragma_profile *cur)
+{
+	for (size_t i = 0; i < sizeof(rate_counts) / sizeof(rate_counts[0]); i++) {
+		const struct pragma_metric *mb, *mc;
+		if (strcmp(c->name, rate_counts[i][0]))
+			continue;
+		mb = pragma_profile_find(best, rate_counts[i][1]);
+		mc = pragma_profile_find(cur, rate_counts[i][1]);
+		if (mb && mc && !changed(pragma_metric_find(mb->name), mc->unit, mb->value, mc->value)) {
+			size_t k = strlen(c->text);
+			c->assessment = 0;
+			snprintf(c->text + k, sizeof(c->text) - k,
+				 " (the count, %s, did not change: the rate moved with the number of accesses)",
+				 rate_counts[i][1]);
+		}
+	}
+}
+
 /* +1 cur faster, -1 slower, 0 the same or unknown: from the profiles when
  * the caller has no session verdict. The roofline's rates come first: in
  * the loop they use the attempt's session time (one profiled run's time is
@@ -142,29 +177,22 @@ int pragma_profile_compare_timed(const struct pragma_profile *best, const struct
 	*out = calloc(cur->n + 2, sizeof(**out));
 	if (!*out)
 		abort();
-	for (int i = 0; i < 2; i++) {
+	/* With a session verdict, the time is that verdict's alone: the
+	 * profiled runs' times (counters on) and the roof rates from each
+	 * attempt's own session are not compared at all. */
+	for (int i = 0; i < 2 && t == PRAGMA_TIME_UNKNOWN; i++) {
 		const struct pragma_metric *mb = pragma_profile_find(best, first[i]), *mc = pragma_profile_find(cur, first[i]);
 		if (!mb || !mc || (i == 1 && have_speedup))
 			continue;
-		if (changed(pragma_metric_find(first[i]), mc->unit, mb->value, mc->value)) {
-			struct pragma_change *c = &(*out)[k++];
-			fill(c, mb, mc);
-			if (t != PRAGMA_TIME_UNKNOWN) {
-				/* One profiled run each, counters on: the session
-				 * that timed them side by side decides. */
-				size_t l = strlen(c->text);
-				c->assessment = 0;
-				snprintf(c->text + l, sizeof(c->text) - l,
-					 " in the profiled runs (counters on; the timing session decides, not these)");
-			}
-		}
+		if (changed(pragma_metric_find(first[i]), mc->unit, mb->value, mc->value))
+			fill(&(*out)[k++], mb, mc);
 	}
 	for (size_t i = 0; i < nd; i++) {
 		const char *name = defs[i].name;
 		const struct pragma_metric *mb, *mc;
 		if (!strcmp(name, "time.speedup") || !strcmp(name, "time.median_ms") ||
 		    !strcmp(name, "time.min_ms") || !strcmp(name, "time.stdev_pct") || !strncmp(name, "roof.peak", 9) ||
-		    !strcmp(name, "roof.ridge_ai"))
+		    !strcmp(name, "roof.ridge_ai") || (t != PRAGMA_TIME_UNKNOWN && pragma_metric_session_rate(name)))
 			continue;
 		mb = pragma_profile_find(best, name);
 		mc = pragma_profile_find(cur, name);
@@ -172,6 +200,7 @@ int pragma_profile_compare_timed(const struct pragma_profile *best, const struct
 			fill(&(*out)[k], mb, mc);
 			if (is_work_count(name))
 				judge_work(&(*out)[k], tsign, algo);
+			judge_rate(&(*out)[k], best, cur);
 			k++;
 		}
 	}
@@ -202,6 +231,10 @@ void pragma_profile_compare_text_timed(const struct pragma_profile *best, const 
 	double tb, tc;
 
 	pragma_profile_compare_timed(best, cur, t, &c, &n);
+	if (t != PRAGMA_TIME_UNKNOWN)
+		pragma_buf_adds(out, "time and roofline: the timing session that ran both side by side decides (the "
+				     "verdict); each profile's time and roof fraction come from its own attempt's session, "
+				     "so they are not compared here\n");
 	if (!n)
 		pragma_buf_adds(out, "no metric changed beyond its noise\n");
 	for (size_t i = 0; i < n; i++) {

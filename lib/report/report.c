@@ -589,6 +589,11 @@ json_t *report_profile_rows(json_t *att_a, json_t *att_b, enum pragma_time_verdi
 			if (!strcmp(ch[c].name, name))
 				change = ch[c].algorithm ? "changed with the algorithm" :
 					 ch[c].assessment > 0 ? "better" : ch[c].assessment < 0 ? "worse" : "changed";
+		/* Left out of the comparison for being each attempt's own
+		 * session's: judged like the time row, by the verdict. */
+		if (!*change && tv != PRAGMA_TIME_UNKNOWN && pragma_metric_session_rate(name) &&
+		    json_object_get(a, name) && json_object_get(b, name))
+			change = tv == PRAGMA_TIME_FASTER ? "better" : tv == PRAGMA_TIME_SLOWER ? "worse" : "";
 		if (profiled_time(name)) {
 			snprintf(lab, sizeof(lab), "profiled run: %s (counters on)", label);
 			label = lab;

@@ -22,9 +22,6 @@
 #include "pragma/log.h"
 #include "pragma/timing.h"
 
-/* Run-queue delay (share of a round's wall time) below which a round
- * counts as undisturbed. */
-#define DISTURBANCE_OK 0.05
 /* Share of all CPUs others may keep busy for the machine to count as quiet. */
 #define QUIET_SHARE 0.15
 #define MAX_SIDES 32
@@ -401,7 +398,7 @@ static int common_rounds(struct ctx *x)
 static int round_clean(struct ctx *x, int r)
 {
 	for (int i = 0; i < x->n; i++)
-		if (x->sides[i].t.round_delay[r] > DISTURBANCE_OK)
+		if (x->sides[i].t.round_delay[r] > PRAGMA_DISTURBANCE_OK)
 			return 0;
 	return 1;
 }
@@ -452,7 +449,7 @@ static int one_round(struct ctx *x, int first_of_session, struct pragma_err *err
 			} else {
 				free(v);
 			}
-			if (frac <= DISTURBANCE_OK || attempts >= x->max_attempts)
+			if (frac <= PRAGMA_DISTURBANCE_OK || attempts >= x->max_attempts)
 				break;
 		}
 		if (attempts > 1)
@@ -468,7 +465,7 @@ static int one_round(struct ctx *x, int first_of_session, struct pragma_err *err
 	return 0;
 }
 
-/* Keep only the rounds in which no side lost more than DISTURBANCE_OK of
+/* Keep only the rounds in which no side lost more than PRAGMA_DISTURBANCE_OK of
  * its time to other processes, when at least a third of them (and 3)
  * qualify: calls known to be disturbed say little about the kernels. On a
  * machine too busy for that, every round is kept (the session is marked
@@ -655,7 +652,7 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 				"interleaved, the order rotating every round; sessions of fresh processes started in "
 				"rotating order",
 				"estimator", "median of every call kept", "disturbed_round_retries",
-				"run_delay_threshold", DISTURBANCE_OK, "max_attempts", x.max_attempts, "quiet_cpu_share",
+				"run_delay_threshold", PRAGMA_DISTURBANCE_OK, "max_attempts", x.max_attempts, "quiet_cpu_share",
 				QUIET_SHARE, "max_wait_ms", wait);
 	json_object_set_new(s->protocol, "sessions", json_integer(s->sessions));
 	for (int i = 0; i < n; i++)

@@ -526,14 +526,42 @@ static void compare_algorithm_change(void **state)
 	pragma_profile_release(&best);
 	pragma_profile_release(&cur);
 
-	/* A session verdict: the profiled runs' own times are labelled as such
-	 * and not judged (one said +25%, the session "not distinguishable"). */
+	/* A session verdict: the profiled runs' own times and the roof rates
+	 * from each attempt's own session are not compared (one said +25% and
+	 * "% of roofline 93% -> 69% (worse)", the session "not
+	 * distinguishable"); the text says the verdict decides. */
 	base(&best, 1e9, 1e7, 1);
 	base(&cur, 1e9, 1e7, 1);
 	pragma_profile_set(&best, "time.median_ms", 1.20, "timing");
 	pragma_profile_set(&cur, "time.median_ms", 1.50, "timing");
+	pragma_profile_set(&best, "roof.pct_roof", 93.4, "timing");
+	pragma_profile_set(&cur, "roof.pct_roof", 68.9, "timing");
+	pragma_profile_set(&best, "roof.gbs", 20.6, "timing");
+	pragma_profile_set(&cur, "roof.gbs", 15.2, "timing");
 	pragma_profile_compare_text_timed(&best, &cur, PRAGMA_TIME_SAME, &out);
-	assert_non_null(strstr(out.data, "median time rose from 1.200 ms to 1.500 ms (+25%) in the profiled runs"));
+	assert_null(strstr(out.data, "median time"));
+	assert_null(strstr(out.data, "1.500 ms"));
+	assert_null(strstr(out.data, "68.9"));
+	assert_null(strstr(out.data, "(worse)"));
+	assert_non_null(strstr(out.data, "the timing session that ran both side by side decides"));
+	pragma_buf_release(&out);
+	/* Without one (pragma profile --compare), the times are compared. */
+	pragma_profile_compare_text(&best, &cur, &out);
+	assert_non_null(strstr(out.data, "median time rose from 1.200 ms to 1.500 ms (+25%)"));
+	pragma_buf_release(&out);
+	pragma_profile_release(&best);
+	pragma_profile_release(&cur);
+
+	/* A miss rate that rose while the misses stayed: fewer accesses, not
+	 * more misses; not judged. */
+	base(&best, 1e9, 1e7, 1);
+	base(&cur, 1e9, 1e7, 1);
+	pragma_profile_set(&best, "sim.d1_miss_rate", 21.9, "sim");
+	pragma_profile_set(&cur, "sim.d1_miss_rate", 27.7, "sim");
+	pragma_profile_set(&best, "sim.d1_misses", 3.15e6, "sim");
+	pragma_profile_set(&cur, "sim.d1_misses", 3.15e6, "sim");
+	pragma_profile_compare_text_timed(&best, &cur, PRAGMA_TIME_FASTER, &out);
+	assert_non_null(strstr(out.data, "did not change: the rate moved with the number of accesses"));
 	assert_null(strstr(out.data, "(worse)"));
 	pragma_buf_release(&out);
 	pragma_profile_release(&best);

@@ -286,6 +286,62 @@ static void attempt_limit_everywhere(void **state)
 	}
 }
 
+/* A section inside a line of text leaves the line's break alone; a
+ * section that is its own line takes its line with it (a player read
+ * "weigh them with their absolute counts.3. For a failure"). */
+static void sections_keep_line_breaks(void **state)
+{
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	struct pragma_buf out = PRAGMA_BUF_INIT;
+	json_t *t = json_pack("{s:b, s:b}", "t", 1, "f", 0);
+
+	(void)state;
+	assert_int_equal(pragma_template_render("a {{#t}}X{{/t}}\nb", t, &out, &err), 0);
+	assert_string_equal(out.data, "a X\nb");
+	pragma_buf_reset(&out);
+	assert_int_equal(pragma_template_render("a {{#f}}X{{/f}}{{^f}}Y{{/f}}\nb", t, &out, &err), 0);
+	assert_string_equal(out.data, "a Y\nb");
+	pragma_buf_reset(&out);
+	assert_int_equal(pragma_template_render("{{#f}}M{{/f}}\nE", t, &out, &err), 0);
+	assert_string_equal(out.data, "E");
+	pragma_buf_reset(&out);
+	assert_int_equal(pragma_template_render("{{#t}}M{{/t}}\n\nE", t, &out, &err), 0);
+	assert_string_equal(out.data, "M\n\nE");
+	pragma_buf_reset(&out);
+	assert_int_equal(pragma_template_render("x\n{{#t}}\nbody\n{{/t}}\ny\n{{#f}}\nno\n{{/f}}\nz", t, &out, &err), 0);
+	assert_string_equal(out.data, "x\nbody\ny\nz");
+	pragma_buf_release(&out);
+	json_decref(t);
+
+	/* The Conductor's system prompt, both ways. */
+	for (int prof = 0; prof < 2; prof++) {
+		json_t *v = json_pack("{s:b}", "profiled", prof);
+		render("conductor_system.md", v, &out);
+		has(&out, prof ? "absolute counts.\n3. For a failure" : "say how sure you are.\n3. For a failure");
+		has(&out, prof ? "change next.\n\nHow to reason:" : "lower bounds.\n\nHow to reason:");
+		has(&out, "no best to compare with: give its speedup over the baseline");
+		has(&out, "On the run's last attempt the request asks instead for Verdict:, Bottleneck: and Summary:");
+		lacks(&out, "from this list");
+		if (prof)
+			has(&out, "or one the glossary names).\n");
+		else
+			lacks(&out, "Metrics:");
+		pragma_buf_release(&out);
+		json_decref(v);
+	}
+	/* The Coder is told when its attempt is the last. */
+	for (int last = 0; last < 2; last++) {
+		json_t *v = json_pack("{s:i, s:i, s:b}", "attempt", 5, "max_attempts", 5, "last", last);
+		render("coder_refine.md", v, &out);
+		if (last)
+			has(&out, "attempt 5 of 5\nThis is the last attempt of the run");
+		else
+			lacks(&out, "This is the last attempt");
+		pragma_buf_release(&out);
+		json_decref(v);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +349,7 @@ int main(void)
 		cmocka_unit_test(attempt_limit_everywhere),
 		cmocka_unit_test(listing_lines_are_the_compilers),
 		cmocka_unit_test(best_before_last_code),
+		cmocka_unit_test(sections_keep_line_breaks),
 	};
 
 	return pragma_run_tests(tests, NULL, NULL);
