@@ -144,18 +144,34 @@ static int same_task(const char *given, const char *stored)
 }
 
 /* With no model configured, a built-in task may have a recorded session. */
-static const char *demo_recording(const char *task, const char *mode, char *buf, size_t len)
+/* The recorded session for TASK and MODE that this CPU can run: the
+ * recordings' kernels use the vector instructions of the machine they were
+ * recorded on, so a CPU without AVX-512 gets the one recorded on such a
+ * CPU (<task>.<mode>.avx2.jsonl) where there is one. *no_avx512 says the
+ * one chosen was recorded with AVX-512 on a CPU that lacks it. */
+static const char *demo_recording(const char *task, const char *mode, char *buf, size_t len, int *no_avx512)
 {
 	struct pragma_buf dir = PRAGMA_BUF_INIT, stem = PRAGMA_BUF_INIT;
 	struct pragma_err e = PRAGMA_ERR_INIT;
 	const char *r = NULL;
+	int avx512 = __builtin_cpu_supports("avx512f");
 
+	*no_avx512 = 0;
 	if (pragma_data_path("demo", &dir, &e) < 0)
 		return NULL;
 	pragma_path_stem(task, &stem);
-	snprintf(buf, len, "%s/%s.%s.jsonl", dir.data, stem.data, mode);
-	if (access(buf, R_OK) == 0)
-		r = buf;
+	if (!avx512) {
+		snprintf(buf, len, "%s/%s.%s.avx2.jsonl", dir.data, stem.data, mode);
+		if (access(buf, R_OK) == 0)
+			r = buf;
+	}
+	if (!r) {
+		snprintf(buf, len, "%s/%s.%s.jsonl", dir.data, stem.data, mode);
+		if (access(buf, R_OK) == 0) {
+			r = buf;
+			*no_avx512 = !avx512;
+		}
+	}
 	pragma_buf_release(&dir);
 	pragma_buf_release(&stem);
 	return r;
@@ -240,6 +256,7 @@ int cmd_optimize(int argc, char **argv)
 	json_t *res = NULL;
 	char demo[4200];
 	const char *replay = NULL;
+	int no_avx512 = 0;
 	int rc;
 
 	if (cli_wants_help(argc, argv)) {
@@ -351,13 +368,18 @@ int cmd_optimize(int argc, char **argv)
 		}
 		json_decref(run);
 	} else if (!f.llm && !(getenv("PRAGMA_LLM") && *getenv("PRAGMA_LLM")) && o.task &&
-		   (replay = demo_recording(o.task, pragma_mode_name(o.mode), demo, sizeof(demo) - 8))) {
+		   (replay = demo_recording(o.task, pragma_mode_name(o.mode), demo, sizeof(demo) - 8, &no_avx512))) {
 		static char spec[4300];
 		snprintf(spec, sizeof(spec), "replay:%s", replay);
 		o.llm.spec = spec;
 		fprintf(stderr, "pragma: no model configured (--llm or PRAGMA_LLM): REPLAYING the recorded session %s.\n"
 				"        The model's replies come from that recording; compiling, verifying, timing and\n"
 				"        profiling run for real on this machine.\n", replay);
+		if (no_avx512)
+			fprintf(stderr, "pragma: warning: that session was recorded on a CPU with AVX-512, which this one "
+					"lacks, and its kernels use it: expect them to fail to compile here (demo/README.md "
+					"lists the recordings; --mode pragma has one for CPUs without AVX-512).\n"
+					"Hint: configure a model (--llm, PRAGMA_LLM) to optimize for this CPU\n");
 	}
 	o.progress = on_progress;
 	o.progress_ctx = &st;
