@@ -371,6 +371,7 @@ int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, c
 			json_decref(ev->tune);
 			ev->tune = json_incref(json_array_get(vars, (size_t)vi));
 		}
+		json_decref(ev->timing);
 		ev->timing = session_json(&s, sides, n);
 		json_object_set_new(ev->timing, "baseline_config", json_incref(sides[0].config));
 		if (sides[0].note[0])

@@ -57,6 +57,7 @@ void agents_eval_release(struct agents_eval *e)
 	json_decref(e->profile);
 	json_decref(e->metrics);
 	json_decref(e->diagnosis);
+	json_decref(e->timing);
 	pragma_buf_release(&e->compile_log);
 	pragma_buf_release(&e->profile_text);
 	agents_eval_init(e);
