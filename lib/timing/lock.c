@@ -217,6 +217,19 @@ static void ticket_drop(struct ticket *t)
 	t->fd = t->ahead_fd = t->ino = -1;
 }
 
+/* Whether the ticket we wait behind is still there (its owner still waits). */
+static int ticket_ahead_waits(struct ticket *t)
+{
+	struct stat st;
+
+	/* Unlinked: its owner got the lock (it unlinks, then lets go). */
+	if (fstat(t->ahead_fd, &st) == 0 && st.st_nlink > 0 && flock(t->ahead_fd, LOCK_SH | LOCK_NB) < 0)
+		return 1;
+	close(t->ahead_fd);
+	t->ahead_fd = -1;
+	return 0;
+}
+
 /* Find the ticket we must wait behind: the latest one ahead of ours that
  * must go first (any, for an exclusive waiter; an exclusive one, for a
  * shared waiter) and whose owner is alive. A dead owner's ticket is
@@ -249,28 +262,13 @@ static int ticket_look(struct ticket *t)
 		t->ahead_fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (t->ahead_fd < 0)
 			continue; /* gone meanwhile: look again */
-		if (flock(t->ahead_fd, LOCK_SH | LOCK_NB) < 0)
+		if (ticket_ahead_waits(t))
 			return 1;
-		/* Unlocked: its owner got the lock, or died. Either way it is
-		 * not waiting; a dead owner's ticket goes. */
-		close(t->ahead_fd);
-		t->ahead_fd = -1;
+		/* Its owner got the lock, or died: a dead owner's ticket goes. */
 		unlink(path);
 	}
 }
 
-/* Whether the ticket we wait behind is still there (its owner still waits). */
-static int ticket_ahead_waits(struct ticket *t)
-{
-	struct stat st;
-
-	/* Unlinked: its owner got the lock (it unlinks, then lets go). */
-	if (fstat(t->ahead_fd, &st) == 0 && st.st_nlink > 0 && flock(t->ahead_fd, LOCK_SH | LOCK_NB) < 0)
-		return 1;
-	close(t->ahead_fd);
-	t->ahead_fd = -1;
-	return 0;
-}
 
 static void take(int op, const char *what)
 {
