@@ -10,7 +10,10 @@
  * when the kernel then crashes or fails, the verdict is memory_limit with
  * the size it asked for, not a bare SIGSEGV.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <linux/futex.h>
+#include <link.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -18,6 +21,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -246,21 +250,204 @@ static void finish(struct sbuf *s)
 	syscall(SYS_exit_group, 1);
 }
 
-static void on_sigsys(int sig, siginfo_t *si, void *uc)
+/* dl_iterate_phdr's callback: the executable segments of the object
+ * loaded at harness_guard.kernel_base. */
+static int note_kernel_text(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	if ((uintptr_t)info->dlpi_addr != harness_guard.kernel_base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && harness_guard.n_kernel_text < 4; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		harness_guard.kernel_text[harness_guard.n_kernel_text][0] = info->dlpi_addr + ph->p_vaddr;
+		harness_guard.kernel_text[harness_guard.n_kernel_text][1] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		harness_guard.n_kernel_text++;
+	}
+	return 1;
+}
+
+/* One report per process: a thread that traps or faults while another is
+ * reporting waits for the exit_group that follows. (With SA_RESETHAND on
+ * SIGSYS, a second thread's SIGSYS could meet the default action and kill
+ * the process before the first report was written: the call unnamed.) */
+static atomic_int reporting;
+
+static void claim_report(void)
+{
+	struct timespec t = { 1, 0 };
+
+	if (!atomic_exchange(&reporting, 1))
+		return;
+	for (;;)
+		syscall(SYS_nanosleep, &t, NULL);
+}
+
+void harness_guard_kernel(void *fn)
+{
+	Dl_info info;
+
+	if (!dladdr(fn, &info) || !info.dli_fbase)
+		return;
+	harness_guard.kernel_base = (uintptr_t)info.dli_fbase;
+	dl_iterate_phdr(note_kernel_text, NULL);
+}
+
+static int in_kernel_text(uintptr_t a)
+{
+	for (int i = 0; i < harness_guard.n_kernel_text; i++)
+		if (a >= harness_guard.kernel_text[i][0] && a < harness_guard.kernel_text[i][1])
+			return 1;
+	return 0;
+}
+
+/* Whether the word at a can be read: futex reads it and says EFAULT when it
+ * cannot (a zero timeout: it never waits). Keeps the stack walk below from
+ * faulting past the end of a thread's stack. */
+static int readable(uintptr_t a)
+{
+	struct timespec z = { 0, 0 };
+
+	return !(syscall(SYS_futex, (void *)(a & ~(uintptr_t)3), FUTEX_WAIT_PRIVATE, 0, &z, NULL, 0) < 0 &&
+		 errno == EFAULT);
+}
+
+/* Whether the bytes before ra in the kernel's code end with a call (E8
+ * rel32, or FF /2 in any addressing form), so ra is a return address. */
+static int after_call(uintptr_t ra)
+{
+	const unsigned char *p = (const unsigned char *)ra;
+
+	if (in_kernel_text(ra - 5) && p[-5] == 0xe8)
+		return 1;
+	for (int k = 2; k <= 7; k++) {
+		unsigned m, mod, rm, len;
+		if (!in_kernel_text(ra - (uintptr_t)k) || p[-k] != 0xff)
+			continue;
+		m = p[-k + 1];
+		mod = m >> 6;
+		rm = m & 7;
+		if (((m >> 3) & 7) != 2)
+			continue;
+		len = 2 + (mod != 3 && rm == 4) + (mod == 1 ? 1 : mod == 2 || (mod == 0 && rm == 5) ? 4 : 0);
+		if (mod == 0 && rm == 4 && k >= 3 && (p[-k + 2] & 7) == 5)
+			len += 4;
+		if (len == (unsigned)k)
+			return 1;
+	}
+	return 0;
+}
+
+static int same(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+/* During dlopen (a constructor's call) harness_guard_kernel has not run
+ * yet: find the kernel among the loaded objects without locks (the loader
+ * adds an object to _r_debug's list once it is mapped) and read its
+ * program headers from its mapped ELF header. */
+static void kernel_text_while_loading(void)
+{
+	const struct link_map *l;
+
+	if (!harness_guard.kernel_path)
+		return;
+	for (l = _r_debug.r_map; l; l = l->l_next) {
+		const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)l->l_addr;
+		const ElfW(Phdr) *ph;
+		if (!l->l_name || !same(l->l_name, harness_guard.kernel_path))
+			continue;
+		if (!l->l_addr || !readable(l->l_addr) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+		    !readable(l->l_addr + eh->e_phoff) ||
+		    !readable(l->l_addr + eh->e_phoff + eh->e_phnum * sizeof(*ph) - 4))
+			return;
+		ph = (const ElfW(Phdr) *)(l->l_addr + eh->e_phoff);
+		harness_guard.kernel_base = l->l_addr;
+		for (int i = 0; i < eh->e_phnum && harness_guard.n_kernel_text < 4; i++) {
+			if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+				continue;
+			harness_guard.kernel_text[harness_guard.n_kernel_text][0] = l->l_addr + ph[i].p_vaddr;
+			harness_guard.kernel_text[harness_guard.n_kernel_text][1] = l->l_addr + ph[i].p_vaddr + ph[i].p_memsz;
+			harness_guard.n_kernel_text++;
+		}
+		return;
+	}
+}
+
+/* Where in the kernel's code a forbidden call came from: the call's own
+ * address when the kernel made it (raw syscall), else the innermost return
+ * address into the kernel on the stack (a library function the kernel
+ * called made it: fopen, malloc growing an arena, sysconf...). 0: not
+ * found. *direct says which. */
+static uintptr_t kernel_site(const siginfo_t *si, const ucontext_t *uc, int *direct)
+{
+	uintptr_t ip = (uintptr_t)si->si_call_addr, sp, page = 0;
+
+	*direct = 0;
+	if (!harness_guard.n_kernel_text && harness_guard.loading)
+		kernel_text_while_loading();
+	if (!harness_guard.n_kernel_text)
+		return 0;
+	if (in_kernel_text(ip)) {
+		*direct = 1;
+		return ip;
+	}
+	if (!uc)
+		return 0;
+	sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP] & ~(uintptr_t)7;
+	for (uintptr_t a = sp; a < sp + (64 << 10); a += 8) {
+		uintptr_t w;
+		if ((a & ~(uintptr_t)4095) != page) {
+			page = a & ~(uintptr_t)4095;
+			if (!readable(a))
+				return 0;
+		}
+		w = *(const uintptr_t *)a;
+		/* The kernel may have unmapped or protected its own code. */
+		if (in_kernel_text(w) && readable(w - 8) && readable(w - 1) && after_call(w))
+			return w;
+	}
+	return 0;
+}
+
+static void on_sigsys(int sig, siginfo_t *si, void *ucv)
 {
 	struct sbuf s = { .n = 0 };
+	int direct;
+	uintptr_t site;
 
 	(void)sig;
-	(void)uc;
+	claim_report();
+	site = kernel_site(si, ucv, &direct);
 	put(&s, "{\"ok\":false,\"status\":\"forbidden_syscall\",\"syscall\":");
 	put_u(&s, (unsigned long long)(unsigned)si->si_syscall);
 	put(&s, ",\"arch\":");
 	put_u(&s, (unsigned long long)(unsigned)si->si_arch);
+	if (site) {
+		/* An offset in the .so (its addresses start at 0), for addr2line;
+		 * the byte before a return address is inside its call. */
+		put(&s, ",\"kernel_pc\":");
+		put_u(&s, (unsigned long long)(site - 1 - harness_guard.kernel_base));
+		put(&s, direct ? ",\"direct\":true" : ",\"direct\":false");
+	}
+	if (harness_guard.loading)
+		put(&s, ",\"loading\":true");
 	put(&s, ",\"message\":\"the kernel made system call ");
 	put_u(&s, (unsigned long long)(unsigned)si->si_syscall);
 	put(&s, " (arch ");
 	put_x(&s, (unsigned)si->si_arch);
 	put(&s, "), which the sandbox forbids");
+	if (site) {
+		put(&s, direct ? " at kernel+" : " from a library function called at kernel+");
+		put_x(&s, site - 1 - harness_guard.kernel_base);
+	}
+	if (harness_guard.loading)
+		put(&s, " while the kernel was being loaded (a constructor)");
 	where(&s);
 	finish(&s);
 }
@@ -274,6 +461,7 @@ static void on_fatal(int sig, siginfo_t *si, void *ucv)
 	const ucontext_t *uc = ucv;
 	uintptr_t sp = uc ? (uintptr_t)uc->uc_mcontext.gregs[REG_RSP] : 0;
 
+	claim_report();
 	harness_alloc_failures(&fails, &largest);
 	if (fails && harness_guard.in_kernel) {
 		put(&s, "{\"ok\":false,\"status\":\"memory_limit\",\"signal\":\"");
@@ -335,6 +523,9 @@ void harness_guard_install(void)
 	sa.sa_sigaction = on_fatal;
 	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
 		sigaction(fatal[i], &sa, NULL);
+	/* SIGSYS keeps its handler (claim_report serializes threads); the
+	 * kernel cannot replace it: rt_sigaction on SIGSYS is itself trapped. */
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sa.sa_sigaction = on_sigsys;
 	sigaction(SIGSYS, &sa, NULL);
 }

@@ -66,9 +66,18 @@ struct harness_guard {
 	volatile int set, call;      /* for messages */
 	uintptr_t stack_hi;          /* main thread stack top (approximate) */
 	size_t stack_limit;
+	volatile int loading;        /* inside dlopen of the kernel (its constructors) */
+	const char *kernel_path;     /* as given to dlopen */
+	/* The kernel's code, for saying where a forbidden call came from:
+	 * its load address and its executable segments. */
+	uintptr_t kernel_base;
+	uintptr_t kernel_text[4][2];
+	int n_kernel_text;
 };
 extern struct harness_guard harness_guard;
 void harness_guard_install(void);
+/* After dlopen: note where the kernel's code lies (fn: any of its functions). */
+void harness_guard_kernel(void *fn);
 /* Failed allocations made by the kernel: count and the largest size asked. */
 void harness_alloc_failures(unsigned long *count, size_t *largest);
 void harness_alloc_reset(void);

@@ -643,12 +643,16 @@ int harness_main(int argc, char **argv, const struct harness_ops *o)
 
 	/* 3.-5. Confine, load the kernel (constructors run confined), lock. */
 	ops->enter(kernel);
+	harness_guard.kernel_path = kernel;
+	harness_guard.loading = 1;
 	dl = dlopen(kernel, RTLD_NOW | RTLD_LOCAL);
+	harness_guard.loading = 0;
 	if (!dl)
 		harness_fail("link_error", "cannot load the kernel: %s", dlerror());
 	fwd = (forward_fn)(uintptr_t)dlsym(dl, "pk_forward");
 	if (!fwd)
 		harness_fail("link_error", "the kernel does not define pk_forward%s", ops->forward_hint);
+	harness_guard_kernel((void *)(uintptr_t)fwd);
 	ops->lock();
 
 	/* 6. Run. */

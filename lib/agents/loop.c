@@ -323,8 +323,15 @@ static void verdict_text(struct loop *L, const struct agents_eval *ev, struct pr
 					pragma_buf_addf(out, "%.4g ms, %.2fx%s", json_number_value(t),
 							json_number_value(json_object_get(row, "speedup")),
 							json_is_true(json_object_get(row, "chosen")) ? " ← chosen" : "");
-				else
+				else {
+					/* A rejected variant's reason, not just its category:
+					 * "forbidden_syscall" alone left the Conductor guessing
+					 * which call it was. */
+					const char *m = json_string_value(json_object_get(row, "message"));
 					pragma_buf_addf(out, "%s", json_string_value(json_object_get(row, "status")));
+					if (m && *m)
+						pragma_buf_addf(out, ": %.400s", m);
+				}
 				free(d);
 			}
 		}

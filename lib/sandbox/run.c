@@ -274,8 +274,68 @@ static void syscall_name(int nr, uint32_t arch, char *out, size_t len)
 	free(n);
 }
 
-/* Fill r from the harness's answer (one JSON object). */
-static void take_answer(struct pragma_run_result *r, json_t *a)
+/* One "function\nfile:line" pair of addr2line's output: "F at kernel.c:14"
+ * (the file's last component, no discriminator); 0 when it knows nothing. */
+static int a2l_pair(const char **p, char *out, size_t len)
+{
+	char fn[160] = "", loc[256] = "", *file, *sp;
+	size_t n;
+
+	if (sscanf(*p, "%159s %255[^\n]", fn, loc) != 2)
+		return 0;
+	for (int k = 0; k < 2 && **p; k++) {
+		const char *nl = strchr(*p, '\n');
+		*p = nl ? nl + 1 : *p + strlen(*p);
+	}
+	file = strrchr(loc, '/') ? strrchr(loc, '/') + 1 : loc;
+	sp = strchr(file, ' '); /* " (discriminator 2)" */
+	if (sp)
+		*sp = 0;
+	n = strlen(file);
+	if (n <= 2 || !strncmp(file, "??", 2) || !strcmp(file + n - 2, ":0") || !strcmp(file + n - 2, ":?"))
+		return 0;
+	snprintf(out, len, "%s at %s", strcmp(fn, "??") ? fn : "(unknown function)", file);
+	return 1;
+}
+
+/* Where in the kernel's source the code at offset pc of kernel_so lies,
+ * from addr2line and the .so's debug information (kernels are built with
+ * -g): "in raw at kernel.c:6, inlined into pk_forward at kernel.c:14"
+ * (the innermost and the outermost function of an inline chain); "at
+ * kernel+0x1234" when addr2line cannot say. */
+static void kernel_line(const char *kernel_so, unsigned long pc, char *out, size_t len)
+{
+	char addr[32], inner[300], outer[300], cur[300];
+	const char *argv[] = { "addr2line", "-f", "-i", "-e", kernel_so, addr, NULL };
+	struct pragma_child c = PRAGMA_CHILD_INIT;
+	struct pragma_err e = PRAGMA_ERR_INIT;
+	const char *p;
+	int n = 0;
+
+	snprintf(out, len, "at kernel+0x%lx", pc);
+	if (!kernel_so || !*kernel_so)
+		return;
+	snprintf(addr, sizeof(addr), "0x%lx", pc);
+	c.argv = argv;
+	c.timeout_ms = 10000;
+	c.out_cap = 64 << 10;
+	if (pragma_child_run(&c, &e) == 0 && c.exited && c.exit_code == 0 && c.out.data) {
+		p = c.out.data;
+		while (n < 64 && a2l_pair(&p, cur, sizeof(cur))) {
+			memcpy(n ? outer : inner, cur, sizeof(cur));
+			n++;
+		}
+		if (n == 1)
+			snprintf(out, len, "in %.250s", inner);
+		else if (n > 1)
+			snprintf(out, len, "in %.190s, inlined into %.190s", inner, outer);
+	}
+	pragma_child_release(&c);
+}
+
+/* Fill r from the harness's answer (one JSON object); kernel_so names the
+ * kernel for messages that point into its source. */
+static void take_answer(struct pragma_run_result *r, json_t *a, const char *kernel_so)
 {
 	json_t *t, *v, *af;
 	size_t i;
@@ -308,16 +368,35 @@ static void take_answer(struct pragma_run_result *r, json_t *a)
 	snprintf(r->status, sizeof(r->status), "%s", s ? s : "crash");
 	snprintf(r->message, sizeof(r->message), "%s", m ? m : "");
 	if (!strcmp(r->status, "forbidden_syscall") && json_is_integer(json_object_get(a, "syscall"))) {
-		char name[64];
+		char name[64], site[512] = "";
+		json_t *pc = json_object_get(a, "kernel_pc");
 		r->syscall_nr = (int)json_integer_value(json_object_get(a, "syscall"));
 		syscall_name(r->syscall_nr, (uint32_t)json_integer_value(json_object_get(a, "arch")), name,
 			     sizeof(name));
+		if (json_is_integer(pc)) {
+			char line[400];
+			kernel_line(kernel_so, (unsigned long)json_integer_value(pc), line, sizeof(line));
+			/* A library function (fopen, sysconf, malloc growing a
+			 * thread's arena...) made the call for the kernel. */
+			snprintf(site, sizeof(site), json_is_true(json_object_get(a, "direct")) ? ", %s" :
+				 ", through a library function called %s", line);
+		}
 		snprintf(r->message, sizeof(r->message),
-			 "the kernel called %s (syscall %d), which the sandbox forbids: kernels may not open files, "
+			 "the kernel called %s (syscall %d)%s%s, which the sandbox forbids: kernels may not open files, "
 			 "start processes, use the network or signal other processes%s",
-			 name, r->syscall_nr, strstr(m ? m : "", " on input set") ? strstr(m, " on input set") : "");
+			 name, r->syscall_nr, site,
+			 json_is_true(json_object_get(a, "loading")) ? " while it was being loaded (in a constructor)" : "",
+			 strstr(m ? m : "", " on input set") ? strstr(m, " on input set") : "");
 	}
 }
+
+/* A harness killed by SIGSYS without an answer: the handler that names the
+ * call never ran (SIGSYS was blocked, so the kernel delivered it with the
+ * default action). */
+#define SIGSYS_UNNAMED \
+	"the kernel made a system call the sandbox forbids, and SIGSYS killed it before the harness could say " \
+	"which (a kernel that blocks signals with sigprocmask or pthread_sigmask dies at once on a forbidden " \
+	"call): kernels may not open files, start processes, use the network or signal other processes"
 
 /* Status for a harness that ended without an answer. */
 static void take_death(struct pragma_run_result *r, const struct pragma_child *c, const char *err_tail)
@@ -521,7 +600,7 @@ int pragma_run_kernel(const struct pragma_run_opts *o, struct pragma_run_result 
 	if (c.timed_out) {
 		take_death(r, &c, NULL);
 	} else if (ans && json_is_object(ans)) {
-		take_answer(r, ans);
+		take_answer(r, ans, o->kernel_so);
 		r->raw = ans;
 		ans = NULL;
 		if (r->ok && !(c.exited && c.exit_code == 0)) {
@@ -534,8 +613,7 @@ int pragma_run_kernel(const struct pragma_run_opts *o, struct pragma_run_result 
 	} else if (c.signaled) {
 		take_death(r, &c, c.err.data);
 		if (c.term_sig == SIGSYS)
-			snprintf(r->message, sizeof(r->message),
-				 "the kernel made a forbidden system call (killed by SIGSYS)");
+			snprintf(r->message, sizeof(r->message), "%s", SIGSYS_UNNAMED);
 	} else {
 		take_death(r, &c, c.err.data);
 	}
@@ -556,6 +634,7 @@ struct pragma_run_server {
 	struct pragma_child c;
 	struct pragma_rlimits lim;
 	struct pragma_buf harness, req_path, omp, in;
+	struct pragma_buf kernel_so;     /* for messages that point into its source */
 	const char *argv[MAX_ARGV];
 	const char *env[MAX_ENV];
 	int to, from;
@@ -645,7 +724,7 @@ static void serve_died(struct pragma_run_server *s, struct pragma_run_result *r,
 	r->maxrss_kb = s->c.usage.ru_maxrss;
 	take_death(r, &s->c, NULL);
 	if (s->c.signaled && s->c.term_sig == SIGSYS)
-		snprintf(r->message, sizeof(r->message), "the kernel made a forbidden system call (killed by SIGSYS)");
+		snprintf(r->message, sizeof(r->message), "%s", SIGSYS_UNNAMED);
 }
 
 /* Wait for one answer line; 1: r filled from it, 0: died (r says how). */
@@ -670,7 +749,7 @@ static int serve_answer(struct pragma_run_server *s, int timeout_ms, struct prag
 		snprintf(r->message, sizeof(r->message), "the harness answered garbage (the kernel wrote to its channel?)");
 		return 0;
 	}
-	take_answer(r, a);
+	take_answer(r, a, s->kernel_so.data);
 	json_decref(r->raw);
 	r->raw = a;
 	if (!r->ok) {
@@ -697,6 +776,8 @@ int pragma_run_serve_start(const struct pragma_run_opts *o, struct pragma_run_se
 	pragma_buf_init(&s->req_path);
 	pragma_buf_init(&s->omp);
 	pragma_buf_init(&s->in);
+	pragma_buf_init(&s->kernel_so);
+	pragma_buf_adds(&s->kernel_so, o->kernel_so ? o->kernel_so : "");
 	s->c = (struct pragma_child)PRAGMA_CHILD_INIT;
 	s->to = s->from = -1;
 	if (write_request(&so, "serve", &s->req_path, err) < 0 ||
@@ -791,6 +872,7 @@ void pragma_run_server_free(struct pragma_run_server *s)
 	pragma_buf_release(&s->req_path);
 	pragma_buf_release(&s->omp);
 	pragma_buf_release(&s->in);
+	pragma_buf_release(&s->kernel_so);
 	free(s);
 }
 

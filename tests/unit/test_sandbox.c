@@ -250,6 +250,40 @@ static void test_seccomp(void **state)
 	/* ...and so is taking over SIGSYS, the harness's report channel. */
 	expect("sigsys", FWD "long sa[4] = { 1 }; raw(13, 31, (long)sa, 0, 8); return 0; }\n", "forbidden_syscall",
 	       "rt_sigaction", 0);
+	/* Where the call came from. KERNEL_HEAD is 9 lines: a body starts at
+	 * line 10. A raw call in a helper: its line, through the inline chain. */
+	expect("where", "__attribute__((noinline)) static long sock(void) {\n"
+			"  return raw(41, 2, 1, 0, 0); }\n" FWD "twice(in, out); return (int)sock(); }\n",
+	       "forbidden_syscall", "socket (syscall 41), in raw at where.c:6, inlined into sock at where.c:11", 0);
+	/* A library function making the call for the kernel: the kernel's line
+	 * that called it (the stack walked back into the kernel's code). */
+	expect("vialibc",
+	       "#include <stdio.h>\n" FWD "twice(in, out);\n"
+	       "  FILE *f = fopen(\"/etc/hostname\", \"r\"); if (f) fclose(f); return 0; }\n",
+	       "forbidden_syscall", "openat (syscall 257), through a library function called in pk_forward at vialibc.c:13",
+	       0);
+	/* The same from OpenMP worker threads, all at once: one report, from
+	 * the outlined region. Several threads trapping together could race
+	 * the handler's SA_RESETHAND and die by the default action, unnamed;
+	 * now the first reports and the others wait for its exit. */
+	expect("omp", "#include <stdio.h>\n" FWD "twice(in, out);\n#pragma omp parallel num_threads(8)\n"
+		      "  { FILE *f = fopen(\"/etc/hostname\", \"r\"); if (f) fclose(f); }\n return 0; }\n",
+	       "forbidden_syscall", "openat (syscall 257), through a library function called in pk_forward._omp_fn.0 at omp.c:14",
+	       0);
+	for (int i = 0; i < 3; i++)
+		expect("threads", "#include <pthread.h>\n"
+				  "static void *go(void *p) { (void)p; raw(41, 2, 1, 0, 0); return 0; }\n" FWD
+				  "pthread_t t[8]; for (int i = 0; i < 8; i++) pthread_create(&t[i], 0, go, 0);\n"
+				  "  for (int i = 0; i < 8; i++) pthread_join(t[i], 0); return 0; }\n",
+		       "forbidden_syscall", "socket (syscall 41), in raw at threads.c:6, inlined into go at threads.c:11", 0);
+	/* A constructor's call, said so. */
+	expect("ctor", "__attribute__((constructor)) static void c(void) { raw(41, 2, 1, 0, 0); }\n" FWD
+		       "twice(in, out); return 0; }\n",
+	       "forbidden_syscall", "socket (syscall 41), in raw at ctor.c:6, inlined into c at ctor.c:10 while it was being loaded", 0);
+	/* With SIGSYS blocked the kernel kills at once (the sandbox holds);
+	 * the message says why the call is not named. */
+	expect("blocked", FWD "long m = 1L << 30; raw(14, 0, (long)&m, 0, 8); raw(41, 2, 1, 0, 0); return 0; }\n",
+	       "forbidden_syscall", "blocks signals", 0);
 	/* clone3 fails with ENOSYS (so glibc falls back to clone). */
 	expect("clone3", FWD "twice(in, out); long r = raw(435, 0, 0, 0, 0); return r == -38 ? 38 : 0; }\n",
 	       "kernel_error", "returned 38", 0);
