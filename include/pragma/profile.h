@@ -98,7 +98,7 @@ struct pragma_remark {
 	enum pragma_remark_kind kind;
 	int line;                /* in the kernel source; 0 unknown */
 	char text[384];          /* "possible aliasing", "expf (inside an innermost loop: ...)", a loop's model */
-	char code[128];          /* the source line, trimmed */
+	char code[384];          /* the source statement at line, its lines trimmed and joined */
 };
 
 struct pragma_unavailable {

@@ -1,6 +1,9 @@
 /* Prompt templates (the .md files under prompts/): {{name}} is replaced by the variable's
  * text; {{#name}} ... {{/name}} keeps its body only when the variable is set
- * and not empty (or true); {{^name}} ... {{/name}} only when it is not.
+ * and not empty (or true); {{^name}} ... {{/name}} only when it is not;
+ * {{+}} is the next number, counted from 1 over what is rendered (a
+ * heading "## {{+}}. Verdict" inside a section that is left out takes no
+ * number, so the numbers shown are always 1, 2, 3, ...).
  * Unknown variables render empty. */
 #ifndef PRAGMA_TEMPLATE_H
 #define PRAGMA_TEMPLATE_H

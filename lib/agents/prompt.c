@@ -117,14 +117,16 @@ void agents_conductor_code_vars(json_t *vars, int n, const char *code, const str
 	pragma_buf_reset(&l);
 	if (b->n && b->code) {
 		best_heading(b, b->replaced ? "The best before this attempt" : "The best so far", &h);
+		/* The current kernel by its section's name, not a number: the
+		 * numbers depend on which sections a request holds. */
 		if (b->replaced)
 			pragma_buf_addf(&t, "Until attempt %d, the kernel pragma kept as the best; the current kernel "
-					    "(section 2) measured faster and replaces it.", n);
+					    "(section \"Current kernel\" below) measured faster and replaces it.", n);
 		else
-			pragma_buf_adds(&t, "The kernel pragma keeps as the best; the current kernel (section 2) is "
-					    "measured against it.");
+			pragma_buf_adds(&t, "The kernel pragma keeps as the best; the current kernel (section \"Current "
+					    "kernel\" below) is measured against it.");
 		if (same)
-			pragma_buf_adds(&t, " Its code is the current kernel's: see section 2.");
+			pragma_buf_adds(&t, " Its code is the current kernel's: see \"Current kernel\" below.");
 		else
 			agents_code_listing(b->code, &l);
 		json_object_set_new(vars, "best_heading", json_string(h.data));

@@ -47,8 +47,11 @@ static int at_line_start(const char *base, const char *at)
 	return at == base || at[-1] == '\n';
 }
 
+/* num: the number the last {{+}} printed. Sections are numbered as they
+ * are rendered, so a request that leaves one out still counts 1, 2, 3 (the
+ * Conductor's first request began at "## 2." when it had no best yet). */
 static int render(const char *base, const char *p, const char *end, json_t *vars, struct pragma_buf *out,
-		  struct pragma_err *err, int depth)
+		  struct pragma_err *err, int depth, int *num)
 {
 	if (depth > 16)
 		return pragma_err_set(err, PRAGMA_E_INPUT, "template sections nested too deep");
@@ -79,11 +82,14 @@ static int render(const char *base, const char *p, const char *end, json_t *vars
 			int open_bol = at_line_start(base, open);
 			if (open_bol && *body == '\n')
 				body++;
-			if (shown && render(base, body, stop, vars, out, err, depth + 1) < 0)
+			if (shown && render(base, body, stop, vars, out, err, depth + 1, num) < 0)
 				return -1;
 			p = stop + strlen(endtag);
 			if (*p == '\n' && (at_line_start(base, stop) || (open_bol && !shown)))
 				p++;
+		} else if (len == 1 && *name == '+') {
+			pragma_buf_addf(out, "%d", ++*num);
+			p = close + 2;
 		} else if (*name == '/') {
 			return pragma_err_set(err, PRAGMA_E_INPUT, "template: stray '{{%.*s}}'", (int)len, name);
 		} else {
@@ -96,7 +102,9 @@ static int render(const char *base, const char *p, const char *end, json_t *vars
 
 int pragma_template_render(const char *tmpl, json_t *vars, struct pragma_buf *out, struct pragma_err *err)
 {
-	return render(tmpl, tmpl, tmpl + strlen(tmpl), vars, out, err, 0);
+	int num = 0;
+
+	return render(tmpl, tmpl, tmpl + strlen(tmpl), vars, out, err, 0, &num);
 }
 
 int pragma_template_render_file(const char *name, json_t *vars, struct pragma_buf *out, struct pragma_err *err)

@@ -550,12 +550,53 @@ struct loop_note {
 	char text[200];
 };
 
+/* Lines a remark quotes at most: a statement longer than that ends in " …". */
+#define STATEMENT_LINES 4
+
+/* Append SRC[0..n) to OUT (LEN bytes, holding *AT bytes), cut short when it
+ * does not fit: then at a whole UTF-8 character, followed by " …", and
+ * returns 0. */
+static int put(char *out, size_t len, size_t *at, const char *src, size_t n)
+{
+	static const char more[] = " …";
+
+	if (*at + n < len) {
+		memcpy(out + *at, src, n);
+		*at += n;
+		out[*at] = 0;
+		return 1;
+	}
+	if (*at + sizeof(more) > len)
+		return 0;
+	n = len - *at - sizeof(more);
+	while (n && ((unsigned char)src[n] & 0xC0) == 0x80)
+		n--;
+	memcpy(out + *at, src, n);
+	memcpy(out + *at + n, more, sizeof(more));
+	*at += n + sizeof(more) - 1;
+	return 0;
+}
+
+/*
+ * The statement that starts at LINE of SOURCE, its lines trimmed and joined
+ * by a space: a loop's header split over lines ("for (i = 0;" / "i < n;
+ * i++) {"), or an expression continued on the next line, shows whole (a
+ * remark showed the first line only, and the model could not see the
+ * loop). The statement ends at a line that ends in ';', '{' or '}' outside
+ * parentheses, or after a preprocessor line without a '\\'; a loop header
+ * without a brace takes its body's statement with it. At most
+ * STATEMENT_LINES lines: a longer statement ends in " …". A line's //
+ * comment is left out (joined, it would swallow the lines after it), and
+ * brackets inside comments, strings and characters do not count.
+ */
 static void code_of(const char *source, int line, char *out, size_t len)
 {
 	const char *s = source;
+	size_t at = 0;
+	int depth = 0, in_comment = 0;
 
 	out[0] = 0;
-	if (!source || line <= 0)
+	if (!source || line <= 0 || len < 8)
 		return;
 	for (int l = 1; l < line && s; l++) {
 		s = strchr(s, '\n');
@@ -564,10 +605,62 @@ static void code_of(const char *source, int line, char *out, size_t len)
 	}
 	if (!s)
 		return;
-	while (*s == ' ' || *s == '\t')
-		s++;
-	size_t n = strcspn(s, "\n");
-	snprintf(out, len, "%.*s", (int)(n < len - 1 ? n : len - 1), s);
+	for (int k = 0; *s; k++) {
+		size_t n = strcspn(s, "\n"), end;
+		const char *next = s + n + (s[n] == '\n');
+		char last = 0, quote = 0;
+
+		if (k == STATEMENT_LINES) {
+			put(out, len, &at, " …", strlen(" …"));
+			return;
+		}
+		while (n && (*s == ' ' || *s == '\t')) {
+			s++;
+			n--;
+		}
+		/* Where this line's code ends (before a // comment), and its
+		 * last character outside a comment. */
+		for (end = 0; end < n; end++) {
+			char c = s[end];
+			if (in_comment) {
+				if (c == '*' && end + 1 < n && s[end + 1] == '/') {
+					in_comment = 0;
+					end++;
+				}
+				continue;
+			}
+			if (quote) {
+				if (c == '\\' && end + 1 < n)
+					end++;
+				else if (c == quote)
+					quote = 0;
+				last = c;
+				continue;
+			}
+			if (c == '/' && end + 1 < n && s[end + 1] == '/')
+				break;
+			if (c == '/' && end + 1 < n && s[end + 1] == '*') {
+				in_comment = 1;
+				end++;
+				continue;
+			}
+			if (c == '"' || c == '\'')
+				quote = c;
+			else if (c == '(' || c == '[')
+				depth++;
+			else if (c == ')' || c == ']')
+				depth--;
+			if (c != ' ' && c != '\t' && c != '\r')
+				last = c;
+		}
+		while (end && (s[end - 1] == ' ' || s[end - 1] == '\t' || s[end - 1] == '\r'))
+			end--;
+		if (end && ((at && !put(out, len, &at, " ", 1)) || !put(out, len, &at, s, end)))
+			return;
+		if (*s == '#' ? last != '\\' : depth <= 0 && (last == ';' || last == '{' || last == '}'))
+			return;
+		s = next;
+	}
 }
 
 int pragma_static_parse_remarks(const char *text, const char *source_name, const char *source,
@@ -686,7 +779,7 @@ int pragma_static_parse_remarks(const char *text, const char *source_name, const
 	}
 	int nv = 0, nn = 0;
 	for (int i = 0; i < n; i++) {
-		char code[128];
+		char code[sizeof(((struct pragma_remark *)0)->code)];
 		/* A loop gcc gave up on for reasons it only found in headers
 		 * (intrinsics): the code is vector already. */
 		if (notes[i].line < 0 || (!notes[i].vectorized && !notes[i].text[0]))

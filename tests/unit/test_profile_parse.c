@@ -291,6 +291,100 @@ static void clang_remarks(void **state)
 	free(src);
 }
 
+/* A remark quotes the whole statement at its line, not its first line: a
+ * loop header split over lines or an expression continued on the next
+ * (players saw "for (int64_t i = 0;" and nothing of the loop), at most 4
+ * lines, without the lines' // comments. */
+static void remarks_quote_statements(void **state)
+{
+	static const char src[] = "#include \"pragma_kernel.h\"\n"                      /* 1 */
+				  "void f(float *restrict y, const float *x, long n, long m)\n" /* 2 */
+				  "{\n"                                                       /* 3 */
+				  "\tfor (long i = 0; // rows\n"                             /* 4 */
+				  "\t     i < n;\n"                                           /* 5 */
+				  "\t     i += 2) {\n"                                        /* 6 */
+				  "\t\ty[i] = x[i] * 2.0f +\n"                                /* 7 */
+				  "\t\t       x[i + 1];\n"                                    /* 8 */
+				  "\t\tfor (long j = 0; j < m; j++)\n"                         /* 9 */
+				  "\t\t\ty[j] += x[j];\n"                                      /* 10 */
+				  "\t\tfor (long j = 0; j < m;\n"                              /* 11 */
+				  "\t\t     j++)\n"                                           /* 12 */
+				  "\t\t\ty[j] += x[j]\n"                                       /* 13 */
+				  "\t\t\t\t* (x[j] /* ) */ +\n"                                /* 14 */
+				  "\t\t\t\t   1.0f);\n"                                        /* 15 */
+				  "\t}\n"                                                      /* 16 */
+				  "}\n";
+	static const char text[] = "k.c:4:9: missed: couldn't vectorize loop\n"
+				   "k.c:4:9: missed: not vectorized: control flow in loop.\n"
+				   "k.c:7:8: optimized: loop vectorized using 32 byte vectors\n"
+				   "k.c:9:17: optimized: loop vectorized using 32 byte vectors\n"
+				   "k.c:11:17: optimized: loop vectorized using 32 byte vectors\n";
+	struct pragma_profile p;
+	struct pragma_buf out = PRAGMA_BUF_INIT;
+	const struct pragma_remark *r;
+
+	(void)state;
+	pragma_profile_init(&p);
+	snprintf(p.source_name, sizeof(p.source_name), "k.c");
+	assert_int_equal(pragma_static_parse_remarks(text, "k.c", src, &p), 0);
+	/* a header over three lines, its comment left out */
+	r = remark_at(&p, 4);
+	assert_non_null(r);
+	assert_string_equal(r->code, "for (long i = 0; i < n; i += 2) {");
+	/* an expression continued on the next line */
+	r = remark_at(&p, 7);
+	assert_non_null(r);
+	assert_string_equal(r->code, "y[i] = x[i] * 2.0f + x[i + 1];");
+	/* a header without a brace takes its body's statement */
+	r = remark_at(&p, 9);
+	assert_non_null(r);
+	assert_string_equal(r->code, "for (long j = 0; j < m; j++) y[j] += x[j];");
+	/* longer than 4 lines: cut, and says so; a ')' in a comment does
+	 * not close the parenthesis */
+	r = remark_at(&p, 11);
+	assert_non_null(r);
+	assert_string_equal(r->code, "for (long j = 0; j < m; j++) y[j] += x[j] * (x[j] /* ) */ + …");
+	/* the profile's text shows the statement */
+	pragma_profile_table(&p, NULL, 0, &out);
+	if (!strstr(out.data, "k.c:4 loop not vectorized: ") ||
+	    !strstr(out.data, "   | for (long i = 0; i < n; i += 2) {\n"))
+		fail_msg("the profile does not quote the statement:\n%s", out.data);
+	pragma_buf_release(&out);
+	pragma_profile_release(&p);
+
+	/* A preprocessor line alone; a statement cut by the quote's room
+	 * ends at a whole character. */
+	static const char src2[] = "#pragma omp parallel for\n"
+				   "for (;;) {\n";
+	pragma_profile_init(&p);
+	assert_int_equal(pragma_static_parse_remarks("k.c:1:1: optimized: loop vectorized using 32 byte vectors\n",
+						     "k.c", src2, &p), 0);
+	r = remark_at(&p, 1);
+	assert_non_null(r);
+	assert_string_equal(r->code, "#pragma omp parallel for");
+	pragma_profile_release(&p);
+
+	struct pragma_buf big = PRAGMA_BUF_INIT;
+	pragma_buf_adds(&big, "x = ");
+	for (int i = 0; i < 100; i++)
+		pragma_buf_adds(&big, "é + ");
+	pragma_buf_adds(&big, "\n1;\n");
+	pragma_profile_init(&p);
+	assert_int_equal(pragma_static_parse_remarks("k.c:1:1: optimized: loop vectorized using 32 byte vectors\n",
+						     "k.c", big.data, &p), 0);
+	r = remark_at(&p, 1);
+	assert_non_null(r);
+	size_t n = strlen(r->code);
+	assert_true(n < sizeof(r->code));
+	assert_true(n > sizeof(r->code) - 16);
+	assert_string_equal(r->code + n - strlen(" …"), " …");
+	for (size_t i = 0; i + strlen(" …") < n; i++) /* no cut inside an 'é' */
+		if ((unsigned char)r->code[i] == 0xC3)
+			assert_int_equal((unsigned char)r->code[i + 1], 0xA9);
+	pragma_profile_release(&p);
+	pragma_buf_release(&big);
+}
+
 static struct pragma_machine machine(void)
 {
 	struct pragma_machine m;
@@ -573,7 +667,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(callgrind_totals), cmocka_unit_test(executed_mix), cmocka_unit_test(objdump_mix),
-		cmocka_unit_test(gcc_remarks),	    cmocka_unit_test(clang_remarks), cmocka_unit_test(roofline),
+		cmocka_unit_test(gcc_remarks),	    cmocka_unit_test(clang_remarks),
+		cmocka_unit_test(remarks_quote_statements), cmocka_unit_test(roofline),
 		cmocka_unit_test(roofline_protocol_roof),
 		cmocka_unit_test(roofline_fewer_flops),
 		cmocka_unit_test(cache_args),	    cmocka_unit_test(registry),	     cmocka_unit_test(container),

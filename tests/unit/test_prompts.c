@@ -254,8 +254,8 @@ static void best_before_last_code(void **state)
 	v = json_pack("{s:i, s:i, s:s}", "attempt", 2, "max_attempts", 5, "verdict", "no_code");
 	agents_conductor_code_vars(v, 2, NULL, &(struct agents_best_view){ 0 });
 	render("conductor.md", v, &out);
-	has(&out, "## 2. Current kernel (attempt 2)\n(none");
-	lacks(&out, "## 1.");
+	has(&out, "## 1. Current kernel (attempt 2)\n(none");
+	lacks(&out, "## 2. Current kernel");
 	json_decref(v);
 	pragma_buf_release(&out);
 }
@@ -342,6 +342,108 @@ static void sections_keep_line_breaks(void **state)
 	}
 }
 
+/* The numbered sections of a request, in order, must read 1, 2, 3, ...
+ * whichever of them it holds; returns how many. */
+static int numbered_from_one(const struct pragma_buf *b)
+{
+	int want = 1;
+
+	for (const char *p = b->data; p && (p = strstr(p, "\n## ")); p++) {
+		if (p[4] < '0' || p[4] > '9')
+			continue;
+		if (atoi(p + 4) != want)
+			fail_msg("a section numbered %d where %d was due:\n%s", atoi(p + 4), want, b->data);
+		want++;
+	}
+	return want - 1;
+}
+
+/* The Conductor's sections are numbered from 1 whichever it holds (the
+ * first request, with no best yet, began at "## 2."), and its text names a
+ * section rather than give a number that depends on which are present. */
+static void sections_numbered_from_one(void **state)
+{
+	struct agents_best_view b = { .n = 3, .code = "int best_kernel;\n", .ms = 12.36, .speedup = 1.59,
+				      .lo = 1.45, .hi = 1.70 };
+	struct pragma_buf out = PRAGMA_BUF_INIT;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	json_t *v;
+
+	(void)state;
+	/* the template engine's counter: a left-out section takes no number */
+	v = json_pack("{s:b, s:b}", "t", 1, "f", 0);
+	assert_int_equal(pragma_template_render("{{+}}.a\n{{#f}}{{+}}.b\n{{/f}}{{#t}}{{+}}.c\n{{/t}}{{+}}.d", v,
+						&out, &err), 0);
+	assert_string_equal(out.data, "1.a\n2.c\n3.d");
+	pragma_buf_release(&out);
+	json_decref(v);
+
+	/* attempt 1: it failed, no best, no profile */
+	v = json_pack("{s:i, s:i, s:s, s:s}", "attempt", 1, "max_attempts", 5, "verdict", "compile_error",
+		      "error_causes", "- a cause");
+	agents_conductor_code_vars(v, 1, "int current_kernel;\n", &(struct agents_best_view){ 0 });
+	render("conductor.md", v, &out);
+	has(&out, "## 1. Current kernel (attempt 1)\n");
+	has(&out, "## 2. Verdict of the Verifier\n");
+	assert_int_equal(numbered_from_one(&out), 2);
+	pragma_buf_release(&out);
+	json_decref(v);
+
+	/* attempt 1 correct and profiled: no best's sections */
+	v = json_pack("{s:i, s:i, s:s, s:s, s:s, s:s}", "attempt", 1, "max_attempts", 5, "verdict", "ok",
+		      "profile", "P", "diagnosis", "D", "knowledge", "K");
+	agents_conductor_code_vars(v, 1, "int current_kernel;\n", &(struct agents_best_view){ 0 });
+	render("conductor.md", v, &out);
+	has(&out, "## 3. Profile of the current kernel\n");
+	has(&out, "## 5. What these metrics mean\n");
+	assert_int_equal(numbered_from_one(&out), 5);
+	pragma_buf_release(&out);
+	json_decref(v);
+
+	/* everything, and the best (the same code or other code) */
+	for (int same = 0; same < 2; same++) {
+		v = json_pack("{s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:s}", "attempt", 4, "max_attempts", 5, "verdict",
+			      "ok", "profile", "P", "diagnosis", "D", "knowledge", "K", "best_profile", "BP",
+			      "comparison", "C");
+		agents_conductor_code_vars(v, 4, same ? b.code : "int current_kernel;\n", &b);
+		render("conductor.md", v, &out);
+		has(&out, "## 1. The best so far");
+		has(&out, "## 8. Current vs best, metric by metric\n");
+		assert_int_equal(numbered_from_one(&out), 8);
+		has(&out, "the current kernel (section \"Current kernel\" below)");
+		lacks(&out, "section 2");
+		pragma_buf_release(&out);
+		json_decref(v);
+	}
+
+	/* an unprofiled run with a best: the best's sections, no profile */
+	v = json_pack("{s:i, s:i, s:s}", "attempt", 4, "max_attempts", 5, "verdict", "ok");
+	agents_conductor_code_vars(v, 4, "int current_kernel;\n", &b);
+	render("conductor.md", v, &out);
+	has(&out, "## 3. Verdict of the Verifier\n");
+	assert_int_equal(numbered_from_one(&out), 3);
+	pragma_buf_release(&out);
+	json_decref(v);
+
+	/* No request names a section by a number. */
+	static const char *const all[] = { "coder_first.md", "coder_first_cuda.md", "coder_refine.md",
+					   "single_refine.md", "coder_candidates.md", "conductor.md",
+					   "conductor_system.md", "conductor_system_cuda.md", "coder_system.md",
+					   "coder_system_cuda.md" };
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		v = json_pack("{s:i, s:i, s:s, s:b, s:i}", "attempt", 2, "max_attempts", 5, "verdict", "ok",
+			      "profiled", 1, "candidates", 2);
+		agents_conductor_code_vars(v, 2, "int x;\n", &b);
+		render(all[i], v, &out);
+		for (const char *p = out.data; (p = strstr(p, "section ")); p++)
+			if (p[8] >= '0' && p[8] <= '9')
+				fail_msg("%s names a section by its number: '%.40s'", all[i], p);
+		numbered_from_one(&out);
+		pragma_buf_release(&out);
+		json_decref(v);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +452,7 @@ int main(void)
 		cmocka_unit_test(listing_lines_are_the_compilers),
 		cmocka_unit_test(best_before_last_code),
 		cmocka_unit_test(sections_keep_line_breaks),
+		cmocka_unit_test(sections_numbered_from_one),
 	};
 
 	return pragma_run_tests(tests, NULL, NULL);
