@@ -425,6 +425,15 @@ static void sections_numbered_from_one(void **state)
 	pragma_buf_release(&out);
 	json_decref(v);
 
+	/* The Conductor is told the Coder sees no section numbers. */
+	for (int cuda = 0; cuda < 2; cuda++) {
+		v = json_pack("{s:b}", "profiled", 1);
+		render(cuda ? "conductor_system_cuda.md" : "conductor_system.md", v, &out);
+		has(&out, "The Coder does not see this request's section numbers: name code by its attempt");
+		pragma_buf_release(&out);
+		json_decref(v);
+	}
+
 	/* No request names a section by a number. */
 	static const char *const all[] = { "coder_first.md", "coder_first_cuda.md", "coder_refine.md",
 					   "single_refine.md", "coder_candidates.md", "conductor.md",
