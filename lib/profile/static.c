@@ -577,38 +577,124 @@ static int put(char *out, size_t len, size_t *at, const char *src, size_t n)
 	return 0;
 }
 
+/* One line of code (S, N bytes, without its '\n'): updates the bracket
+ * DEPTH and whether a block comment is open, sets *LAST to its last
+ * character outside a comment, and returns where its code ends (before a
+ * // comment). */
+static size_t scan_line(const char *s, size_t n, int *depth, int *in_comment, char *last)
+{
+	char quote = 0;
+	size_t end;
+
+	*last = 0;
+	for (end = 0; end < n; end++) {
+		char c = s[end];
+		if (*in_comment) {
+			if (c == '*' && end + 1 < n && s[end + 1] == '/') {
+				*in_comment = 0;
+				end++;
+			}
+			continue;
+		}
+		if (quote) {
+			if (c == '\\' && end + 1 < n)
+				end++;
+			else if (c == quote)
+				quote = 0;
+			*last = c;
+			continue;
+		}
+		if (c == '/' && end + 1 < n && s[end + 1] == '/')
+			break;
+		if (c == '/' && end + 1 < n && s[end + 1] == '*') {
+			*in_comment = 1;
+			end++;
+			continue;
+		}
+		if (c == '"' || c == '\'')
+			quote = c;
+		else if (c == '(' || c == '[')
+			(*depth)++;
+		else if (c == ')' || c == ']')
+			(*depth)--;
+		if (c != ' ' && c != '\t' && c != '\r')
+			*last = c;
+	}
+	return end;
+}
+
+/* A line that ends in one of these goes on on the next line. */
+static int continues(char last)
+{
+	return last && strchr("+-*/%&|^=<>?,!~", last);
+}
+
 /*
- * The statement that starts at LINE of SOURCE, its lines trimmed and joined
- * by a space: a loop's header split over lines ("for (i = 0;" / "i < n;
+ * The statement at LINE of SOURCE, its lines trimmed and joined by a
+ * space: a loop's header split over lines ("for (i = 0;" / "i < n;
  * i++) {"), or an expression continued on the next line, shows whole (a
- * remark showed the first line only, and the model could not see the
- * loop). The statement ends at a line that ends in ';', '{' or '}' outside
- * parentheses, or after a preprocessor line without a '\\'; a loop header
- * without a brace takes its body's statement with it. At most
- * STATEMENT_LINES lines: a longer statement ends in " …". A line's //
- * comment is left out (joined, it would swallow the lines after it), and
- * brackets inside comments, strings and characters do not count.
+ * remark showed one line only, and the model could not see the loop). It
+ * starts where the statement does: gcc cites a split loop at its
+ * condition's line, inside the header's parentheses, and a continued
+ * expression may be cited at its last line. It ends at a line that ends in
+ * ';', '{' or '}' outside parentheses, or after a preprocessor line without
+ * a '\\'; a loop header without a brace takes its body's statement with
+ * it. At most STATEMENT_LINES lines, LINE among them: a longer statement
+ * ends in " …". A line's // comment is left out (joined, it would swallow
+ * the lines after it), and brackets inside comments, strings and
+ * characters do not count.
  */
 static void code_of(const char *source, int line, char *out, size_t len)
 {
+	/* for the lines just before LINE: where each starts, the bracket
+	 * depth and comment state at its start, its last character */
+	struct {
+		const char *at;
+		int depth, in_comment;
+		char last;
+	} ring[STATEMENT_LINES];
 	const char *s = source;
 	size_t at = 0;
-	int depth = 0, in_comment = 0;
+	int depth = 0, in_comment = 0, first;
 
 	out[0] = 0;
 	if (!source || line <= 0 || len < 8)
 		return;
-	for (int l = 1; l < line && s; l++) {
-		s = strchr(s, '\n');
-		if (s)
-			s++;
+	for (int l = 1; l <= line; l++) {
+		size_t n;
+		if (!*s && l < line)
+			return;
+		n = strcspn(s, "\n");
+		while (n && (*s == ' ' || *s == '\t'))
+			s++, n--;
+		ring[l % STATEMENT_LINES].at = s;
+		ring[l % STATEMENT_LINES].depth = depth;
+		ring[l % STATEMENT_LINES].in_comment = in_comment;
+		if (l < line) {
+			scan_line(s, n, &depth, &in_comment, &ring[l % STATEMENT_LINES].last);
+			if (*s == '#')
+				depth = 0;
+			s += n + (s[n] == '\n');
+		}
 	}
-	if (!s)
-		return;
+	/* Back to the statement's first line: while LINE's start is inside
+	 * brackets, or the line before ends in an operator. */
+	first = line;
+	while (line - first < STATEMENT_LINES - 1 && first > 1) {
+		int prev = (first - 1) % STATEMENT_LINES;
+		if (*ring[prev].at == '#' && ring[prev].last != '\\')
+			break;
+		if (ring[first % STATEMENT_LINES].depth <= 0 && !continues(ring[prev].last))
+			break;
+		first--;
+	}
+	s = ring[first % STATEMENT_LINES].at;
+	depth = ring[first % STATEMENT_LINES].depth;
+	in_comment = ring[first % STATEMENT_LINES].in_comment;
 	for (int k = 0; *s; k++) {
 		size_t n = strcspn(s, "\n"), end;
 		const char *next = s + n + (s[n] == '\n');
-		char last = 0, quote = 0;
+		char last;
 
 		if (k == STATEMENT_LINES) {
 			put(out, len, &at, " …", strlen(" …"));
@@ -618,41 +704,7 @@ static void code_of(const char *source, int line, char *out, size_t len)
 			s++;
 			n--;
 		}
-		/* Where this line's code ends (before a // comment), and its
-		 * last character outside a comment. */
-		for (end = 0; end < n; end++) {
-			char c = s[end];
-			if (in_comment) {
-				if (c == '*' && end + 1 < n && s[end + 1] == '/') {
-					in_comment = 0;
-					end++;
-				}
-				continue;
-			}
-			if (quote) {
-				if (c == '\\' && end + 1 < n)
-					end++;
-				else if (c == quote)
-					quote = 0;
-				last = c;
-				continue;
-			}
-			if (c == '/' && end + 1 < n && s[end + 1] == '/')
-				break;
-			if (c == '/' && end + 1 < n && s[end + 1] == '*') {
-				in_comment = 1;
-				end++;
-				continue;
-			}
-			if (c == '"' || c == '\'')
-				quote = c;
-			else if (c == '(' || c == '[')
-				depth++;
-			else if (c == ')' || c == ']')
-				depth--;
-			if (c != ' ' && c != '\t' && c != '\r')
-				last = c;
-		}
+		end = scan_line(s, n, &depth, &in_comment, &last);
 		while (end && (s[end - 1] == ' ' || s[end - 1] == '\t' || s[end - 1] == '\r'))
 			end--;
 		if (end && ((at && !put(out, len, &at, " ", 1)) || !put(out, len, &at, s, end)))

@@ -98,22 +98,27 @@ for k in (3, 4, 5):
     for n, quote in re.findall(r"kernel\.c:(\d+)(?: loop (?:not )?vectorized[^|\n]*\| ([^\n]*))?", prof):
         assert 1 <= int(n) <= len(src), "attempt %d cites kernel.c:%s of %d lines" % (k, n, len(src))
         if quote.strip():
-            # the whole statement from line N (its lines joined, without
-            # their // comments), ended or cut with " …"
-            stmt = " ".join(" ".join(l.split("//")[0].split()) for l in src[int(n) - 1:int(n) + 3])
+            # the whole statement at line N (its lines joined, without
+            # their // comments, from the statement's first line: gcc cites
+            # a split loop at its condition), ended or cut with " …"
             q = " ".join(quote.split())
-            assert stmt.startswith(q[:-2] if q.endswith(" …") else q), (quote, stmt)
-            assert q[-1] in ";{}…" or q.startswith("#"), "attempt %d: a statement cut short: %r" % (k, quote)
-            if k == 5 and n == "13":
+            q = q[:-2] if q.endswith(" …") else q
+            assert any(" ".join(" ".join(l.split("//")[0].split()) for l in src[f - 1:f + 3]).startswith(q)
+                       for f in range(max(1, int(n) - 3), int(n) + 1)), (quote, src[int(n) - 4:int(n) + 3])
+            assert q[-1] in ";{}" or quote.endswith(" …") or q.startswith("#"), "attempt %d: a statement cut short: %r" % (k, quote)
+            assert " ".join(src[int(n) - 1].split("//")[0].split()) in q, (quote, src[int(n) - 1])
+            if k == 5 and n in ("13", "14"):
                 split = quote
         cited += 1
 assert cited, "no kernel.c:N cited in any profile"
 # attempt 5's inner loop has its header and body split over lines: the
-# remark at its line quotes them whole (it quoted "for (int64_t i = 0;")
+# remark at its line (gcc cites the condition's, 14) quotes them whole (it
+# quoted "i < n; i++)")
 if split is not None:
     assert " ".join(split.split()) == "for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0.0f;", split
 else:
     print("note: no remark at attempt 5's split loop (no compiler remarks here)")
+print("split loop's remark: %r" % split)
 # the best's listing is its own attempt's kernel.c
 best4 = open("%s/attempt-04/kernel.c" % sys.argv[2]).read().split("\n")
 assert listing(user(cond[4]), "## 1. The best so far") == best4[:-1 if best4[-1] == "" else None], "the best's listing"

@@ -331,6 +331,25 @@ static void remarks_quote_statements(void **state)
 	r = remark_at(&p, 4);
 	assert_non_null(r);
 	assert_string_equal(r->code, "for (long i = 0; i < n; i += 2) {");
+	/* gcc cites a split loop at its condition's line: the quote starts
+	 * at the header's first line all the same */
+	pragma_profile_release(&p);
+	pragma_profile_init(&p);
+	assert_int_equal(pragma_static_parse_remarks("k.c:5:13: missed: couldn't vectorize loop\n"
+						     "k.c:5:13: missed: not vectorized: control flow in loop.\n"
+						     "k.c:8:14: optimized: loop vectorized using 32 byte vectors\n",
+						     "k.c", src, &p), 0);
+	r = remark_at(&p, 5);
+	assert_non_null(r);
+	assert_string_equal(r->code, "for (long i = 0; i < n; i += 2) {");
+	/* and a continued expression at its last line */
+	r = remark_at(&p, 8);
+	assert_non_null(r);
+	assert_string_equal(r->code, "y[i] = x[i] * 2.0f + x[i + 1];");
+	pragma_profile_release(&p);
+	pragma_profile_init(&p);
+	snprintf(p.source_name, sizeof(p.source_name), "k.c");
+	assert_int_equal(pragma_static_parse_remarks(text, "k.c", src, &p), 0);
 	/* an expression continued on the next line */
 	r = remark_at(&p, 7);
 	assert_non_null(r);
