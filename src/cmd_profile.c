@@ -153,7 +153,7 @@ static int baseline_session(const struct pragma_backend *b, const struct pragma_
 	o.threads = f.threads;
 	o.cold = !f.warm;
 	o.rounds = 8;
-	o.sessions = 2;
+	o.sessions = 4;
 	o.sandbox = 1;
 	o.check = check_timed;
 	o.check_ctx = po;

@@ -50,7 +50,7 @@ static const char eval_usage[] =
 	"the verified input sets in turn, threads = usable cores on both sides. Reports\n"
 	"time_ms and baseline_ms (median/mean/stdev/min/max/count), the speedup (ratio\n"
 	"of medians) with its 95% interval (a bootstrap over the sessions, then the\n"
-	"rounds within them), and checks the outputs of the timed calls and the time\n"
+	"rounds within them, stretched for few sessions), and checks the outputs of the timed calls and the time\n"
 	"against the memory system's peak (impossible_speed).\n"
 	"\n"
 	"  --rounds N      interleaved rounds that no other process disturbed (default\n"
@@ -62,7 +62,8 @@ static const char eval_usage[] =
 	"  --max-wait S    wait up to S seconds in all for a quiet machine before rounds\n"
 	"                  (default 20; 0: never wait)\n"
 	"  --sessions N    spread the rounds over N fresh pairs of processes, started\n"
-	"                  baseline-first and candidate-first in turn (default 4)\n"
+	"                  baseline-first and candidate-first in turn (default: one\n"
+	"                  per 2 rounds, 8 for 15; the interval is wider with fewer)\n"
 	"  --attempts N    measure a round up to N times while other processes take the\n"
 	"                  CPU from it (default 3; the least disturbed attempt counts)\n";
 
@@ -213,7 +214,7 @@ static void print_human(const struct pragma_verdict *v, const struct pragma_task
 	printf("baseline:  %.4g ms   (%s, the same rounds; median of %d calls, min %.4g, max %.4g)\n",
 	       v->base.estimate_ms, v->baseline_kind, v->base.stats.count, v->base.stats.min, v->base.stats.max);
 	printf("speedup:   %.3fx [%.3f–%.3f]   (baseline time / kernel time; 95%% interval: a bootstrap over the "
-	       "sessions, then the rounds within them)\n",
+	       "sessions, then the rounds within them, stretched for few sessions)\n",
 	       v->speedup, v->speedup_lo, v->speedup_hi);
 	printf("noise:     %d of %d rounds undisturbed on both sides (%d used); %d measured again after other "
 	       "processes took the CPU; worst kept round lost %.0f%% to the run queue; waited %.1f s for quiet\n",

@@ -82,9 +82,9 @@ const char *pragma_measure_lock_path(void);
  * its own warm process — a kernel in its backend's harness in serve mode,
  * the baseline in the PyTorch bridge's serve mode or the native reference
  * in the CPU harness — and the sides are asked for rounds of timed calls in
- * turn, the order rotating every round. Fresh processes per session
- * (default 4), started in rotating order, average over where each
- * process's buffers landed. A round during which other processes took the
+ * turn, the order rotating every round and reversed every n rounds. Fresh
+ * processes per session (default one session per 2 rounds), started in
+ * rotating order, average over where each process's buffers landed. A round during which other processes took the
  * CPU from a side (its threads' run-queue delay) is measured again, and
  * only rounds undisturbed on every side count when enough of them are. */
 
@@ -125,7 +125,7 @@ struct pragma_session_opts {
 	int reps;                    /* timed calls per round per side; 0: 5 */
 	int rounds;                  /* rounds undisturbed on every side to aim for; 0: 15 */
 	int max_rounds;              /* with decide: keep going up to this many; 0: rounds */
-	int sessions;                /* fresh process sets the rounds are spread over; 0: 4 */
+	int sessions;                /* fresh process sets the rounds are spread over; 0: one per 2 rounds */
 	int sandbox;
 	int round_timeout_ms;        /* a kernel's round; 0: 120 s */
 	int base_timeout_ms;         /* the baseline's start and round; 0: 10 min */
@@ -175,7 +175,8 @@ void pragma_side_times_release(struct pragma_side_times *t);
  * two sides is the ratio of their medians, so the numbers shown always
  * divide to the ratio shown; its 95% interval is a bootstrap that resamples
  * sessions, then rounds within them, the same rounds on both sides (they
- * were measured back to back). */
+ * were measured back to back), stretched for few sessions (a process's
+ * memory placement moves its times for its life: sessions are the units). */
 
 /* The relative difference below which two kernels are "the same": a
  * kernel compared with itself must never come out faster or slower. */
@@ -194,6 +195,8 @@ struct pragma_ratio {
 	double ratio;                /* estimate(b) / estimate(a): > 1 when a is faster */
 	double lo, hi;               /* 95% interval */
 	int rounds;                  /* paired rounds it rests on */
+	int sessions;                /* and the sessions they came in (rounds, when one) */
+	double stretch;              /* the bootstrap interval's widening for few sessions */
 	double margin;               /* the margin it was judged with */
 	enum pragma_verdict_cmp cmp; /* FASTER: a is faster by more than the margin, beyond the interval */
 };
@@ -204,6 +207,11 @@ struct pragma_ratio {
  * bootstrap's seed is fixed, so the same numbers give the same interval. */
 void pragma_ratio_compute(const struct pragma_side_times *a, const struct pragma_side_times *b, double margin,
 			  struct pragma_ratio *r);
+/* How much a 95% bootstrap interval over `clusters` sessions is widened
+ * (on the log scale): t(0.975, clusters - 1) / 1.96 * sqrt(clusters /
+ * (clusters - 1)); 1 below 2 clusters. 2.69 for 3 sessions, 1.58 for 5,
+ * 1.29 for 8. */
+double pragma_interval_stretch(int clusters);
 /* "1.03x [0.97–1.09], not distinguishable" */
 const char *pragma_ratio_str(const struct pragma_ratio *r, char *buf, size_t len);
 #endif

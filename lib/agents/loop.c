@@ -969,7 +969,8 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		json_object_set_new(fields, "speedup", json_real(ev.speedup));
 		json_object_set_new(fields, "speedup_spread",
 				    json_pack("{s:f, s:f, s:s}", "lo", ev.vs_base.lo, "hi", ev.vs_base.hi, "method",
-					      "95% interval: a bootstrap over the session's sessions and rounds"));
+					      "95% interval: a bootstrap over the session's sessions and rounds, stretched "
+					      "for few sessions"));
 		if (ev.vs_best_n)
 			json_object_set_new(fields, "vs_best",
 					    json_pack("{s:i, s:f, s:f, s:f, s:s, s:f, s:f, s:b}", "attempt", ev.vs_best_n,
@@ -1351,7 +1352,7 @@ static json_t *summary(struct loop *L, const char *status, const struct agents_f
 			json_object_set_new(best, "speedup_spread",
 					    json_pack("{s:f, s:f, s:s}", "lo", f->speedup.lo, "hi", f->speedup.hi, "method",
 						      "95% interval: a bootstrap over the final comparison's sessions and rounds "
-						      "of the baseline and the best"));
+						      "of the baseline and the best, stretched for few sessions"));
 			json_object_set_new(best, "final",
 					    json_pack("{s:f, s:f, s:i, s:i, s:i, s:f, s:b}", "time_ms", f->time_ms, "baseline_ms",
 						      f->base_ms, "rounds", f->rounds, "rounds_made", f->rounds_made,
@@ -1367,7 +1368,8 @@ static json_t *summary(struct loop *L, const char *status, const struct agents_f
 		} else {
 			json_object_set_new(best, "speedup_spread",
 					    json_pack("{s:f, s:f, s:s}", "lo", L->best.vs_base.lo, "hi", L->best.vs_base.hi,
-						      "method", "95% interval: a bootstrap over its attempt's sessions and rounds"));
+						      "method", "95% interval: a bootstrap over its attempt's sessions and rounds, "
+						      "stretched for few sessions"));
 		}
 	}
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:f, s:b, s:I}, s:s}", "run", R->run_id,

@@ -3,7 +3,8 @@
  * routine. Sides are started fresh each session (in rotating order: the
  * process started later gets memory the others did not, which measurably
  * favors it on memory-bound kernels), then asked for rounds of timed calls
- * in turn, the order rotating every round so no side always goes first.
+ * in turn, the order rotating every round (and reversed every n rounds)
+ * so no side always goes first or always follows the same side.
  * Same protocol on every side: warm-up, cold cache by default, the verified
  * input sets in turn, the same thread count.
  */
@@ -403,12 +404,19 @@ static int round_clean(struct ctx *x, int r)
 	return 1;
 }
 
-/* One round on every side, the order rotating. 0 ok; 1 a kernel failed;
- * -1 error. */
+/* One round on every side, the order rotating, and reversed every n
+ * rounds: with rotation alone each side always follows the same other
+ * side (0 1 2, 1 2 0, 2 0 1: 2 always after 1), and whatever a side
+ * leaves behind (its threads still spinning, the memory it dirtied) would
+ * fall on one side only. Over 2n rounds every side goes first, last, and
+ * after every other side equally often. 0 ok; 1 a kernel failed; -1
+ * error. */
 static int one_round(struct ctx *x, int first_of_session, struct pragma_err *err)
 {
+	int base = x->round % x->n, reversed = (x->round / x->n) % 2;
+
 	for (int k = 0; k < x->n; k++) {
-		int i = (k + x->round) % x->n;
+		int i = reversed ? (base - k + x->n) % x->n : (base + k) % x->n;
 		struct pragma_side *sd = &x->sides[i];
 		double *best = NULL, best_frac = -1;
 		int best_n = 0, attempts = 0;
@@ -567,7 +575,7 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 	struct pragma_buf cache = PRAGMA_BUF_INIT, tmp = PRAGMA_BUF_INIT;
 	int rounds = o->rounds > 0 ? o->rounds : 15;
 	int max_rounds = o->max_rounds > rounds ? o->max_rounds : rounds;
-	int sessions = o->sessions > 0 ? o->sessions : 4;
+	int sessions = o->sessions > 0 ? o->sessions : (rounds + 1) / 2;
 	double wait = o->max_wait_ms > 0 ? o->max_wait_ms : o->max_wait_ms < 0 ? 0 : 20000;
 	int ret = -1, rc = 0, lk;
 
@@ -616,7 +624,9 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 			 * machine (rounds disturbed whatever we do) stops here too. */
 			if (s->rounds_made >= max_rounds || decided(&x))
 				break;
-			want = rounds / sessions > 2 ? rounds / sessions : 2;
+			/* Short sessions: the interval rests on the
+			 * number of sessions (lib/timing/estimate.c). */
+			want = 2;
 			if (want > max_rounds - s->rounds_made)
 				want = max_rounds - s->rounds_made;
 		}
@@ -649,8 +659,8 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 				s->rounds_made, "reps_per_round", x.reps,
 				"cold", o->cold, "flush_bytes", (json_int_t)pragma_flush_bytes(), "threads", x.threads,
 				"input_sets", o->n_sets, "order",
-				"interleaved, the order rotating every round; sessions of fresh processes started in "
-				"rotating order",
+				"interleaved, the order rotating every round and reversed every n rounds; sessions of "
+				"fresh processes started in rotating order",
 				"estimator", "median of every call kept", "disturbed_round_retries",
 				"run_delay_threshold", PRAGMA_DISTURBANCE_OK, "max_attempts", x.max_attempts, "quiet_cpu_share",
 				QUIET_SHARE, "max_wait_ms", wait);

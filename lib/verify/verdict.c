@@ -273,7 +273,8 @@ json_t *pragma_verdict_json(const struct pragma_verdict *v)
 				    json_pack("{s:o, s:o, s:s, s:o}", "lo", num(v->speedup_lo), "hi", num(v->speedup_hi),
 					      "method",
 					      "95% interval: a bootstrap over sessions, then rounds (the same rounds on both "
-					      "sides), of the ratio of the medians of every call kept",
+					      "sides), of the ratio of the medians of every call kept, stretched for few "
+					      "sessions (t with sessions - 1 degrees of freedom)",
 					      "rounds", ratios));
 		json_object_set_new(o, "gbs", v->gbs > 0 ? json_real(v->gbs) : json_null());
 		json_object_set_new(o, "gflops", v->gflops > 0 ? json_real(v->gflops) : json_null());
