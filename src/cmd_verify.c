@@ -63,7 +63,7 @@ static const char eval_usage[] =
 	"                  (default 20; 0: never wait)\n"
 	"  --sessions N    spread the rounds over N fresh pairs of processes, started\n"
 	"                  baseline-first and candidate-first in turn (default: one\n"
-	"                  per 2 rounds, 8 for 15; the interval is wider with fewer)\n"
+	"                  per 2 rounds, at least 4, 8 for 15; fewer widen the interval)\n"
 	"  --attempts N    measure a round up to N times while other processes take the\n"
 	"                  CPU from it (default 3; the least disturbed attempt counts)\n";
 

@@ -125,7 +125,7 @@ struct pragma_session_opts {
 	int reps;                    /* timed calls per round per side; 0: 5 */
 	int rounds;                  /* rounds undisturbed on every side to aim for; 0: 15 */
 	int max_rounds;              /* with decide: keep going up to this many; 0: rounds */
-	int sessions;                /* fresh process sets the rounds are spread over; 0: one per 2 rounds */
+	int sessions;                /* fresh process sets the rounds are spread over; 0: one per 2 rounds, >= 4 */
 	int sandbox;
 	int round_timeout_ms;        /* a kernel's round; 0: 120 s */
 	int base_timeout_ms;         /* the baseline's start and round; 0: 10 min */

@@ -113,7 +113,7 @@ struct pragma_verify_opts {
 	double speed_margin;         /* impossible_speed when achieved GB/s > margin x peak; 0: 1.5 */
 	int max_attempts;            /* per round and side, when other processes disturbed it; 0: 3 */
 	int max_wait_ms;             /* total wait for a quiet machine before rounds; 0: 20 s, < 0: none */
-	int sessions;                /* fresh process pairs the rounds are spread over; 0: one per 2 rounds */
+	int sessions;                /* fresh process pairs the rounds are spread over; 0: one per 2 rounds, >= 4 */
 	const struct pragma_backend *backend; /* the target (pragma/backend.h); NULL: the CPU */
 };
 

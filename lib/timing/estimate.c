@@ -20,9 +20,10 @@
  * memory-bound kernel's time by ~5% (docs/verifier.md), so sessions differ
  * by more than their rounds say. A bootstrap over a handful of sessions
  * cannot see that spread (over 3 sessions it draws from 10 combinations):
- * simulated with 8% round noise and 8% process effects (bench/
- * seq_verdicts.py), identical kernels compared by the loop's adaptive
- * session came out faster or slower 21% of the time, and CI saw it. The
+ * simulated with 5-8% process effects (bench/seq_verdicts.py), identical
+ * kernels compared by the loop's adaptive session came out faster or
+ * slower 19-22% of the time, and CI saw it; stretched, with sessions of 2
+ * rounds, 6%, telling a 15% difference apart as often as before. The
  * interval is therefore stretched, on the log scale about the estimate,
  * by t(0.975, S-1) / 1.96 * sqrt(S / (S-1)) for S sessions: Student's t
  * for an interval resting on S clusters, and the bootstrap's (S-1)/S

@@ -575,7 +575,9 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 	struct pragma_buf cache = PRAGMA_BUF_INIT, tmp = PRAGMA_BUF_INIT;
 	int rounds = o->rounds > 0 ? o->rounds : 15;
 	int max_rounds = o->max_rounds > rounds ? o->max_rounds : rounds;
-	int sessions = o->sessions > 0 ? o->sessions : (rounds + 1) / 2;
+	/* One session per 2 rounds, at least 4 (and at most one per round):
+	 * the interval rests on the sessions (lib/timing/estimate.c). */
+	int sessions = o->sessions > 0 ? o->sessions : (rounds + 1) / 2 > 4 ? (rounds + 1) / 2 : 4;
 	double wait = o->max_wait_ms > 0 ? o->max_wait_ms : o->max_wait_ms < 0 ? 0 : 20000;
 	int ret = -1, rc = 0, lk;
 
