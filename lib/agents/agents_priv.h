@@ -48,7 +48,8 @@ struct agents_eval {
 	double lock_s;              /* waiting for the measurement lock apart */
 	json_t *flags;              /* array of strings */
 	json_t *tune;               /* chosen tunables {NAME: value} or null */
-	json_t *tune_table;         /* [{"defines", "status", "message", "time_ms", "speedup", "chosen"}] */
+	json_t *tune_table;         /* [{"defines", "status", "message", "time_ms", "speedup", "lo", "hi", "chosen"}] */
+	int confirmed;              /* the chosen variant was timed again alone (several were correct) */
 	json_t *verdict;            /* the Verifier's JSON (the chosen variant's) */
 	struct pragma_buf compile_log;
 	json_t *profile;            /* the whole profile (pragma_profile_json) */

@@ -1,13 +1,17 @@
 /*
  * The loop's adapter over the Verifier, the timing layer and the Profiler.
  *
- * One timing story per attempt: every tunable variant is verified, then the
- * correct ones are timed in ONE session with the baseline and the current
- * best (lib/timing: interleaved rounds, fresh processes per session), so
- * the variant chosen, its time, its speedup over the baseline and its
- * ratio to the best all come from the same rounds, by the same estimator,
- * and the numbers shown divide to the ratios shown. The variant chosen is
- * the one profiled and shown.
+ * One timing story per attempt: the kernel's time, its speedup over the
+ * baseline and its ratio to the best all come from ONE session with the
+ * baseline and the current best (lib/timing: interleaved rounds, fresh
+ * processes per session), by the same estimator, and the numbers shown
+ * divide to the ratios shown. With tunable variants, every correct one is
+ * first timed in a selection session; the fastest there is chosen and
+ * timed again in a session of its own with the baseline and the best,
+ * which gives the attempt's numbers: the fastest of K measured in the
+ * rounds that chose it is favored by their noise (the winner's curse),
+ * and would beat the best more often than it should. The variant chosen
+ * is the one profiled and shown.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,7 +182,7 @@ int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, c
 	struct pragma_session s = { 0 };
 	char (*labels)[48] = NULL;
 	size_t nv, i;
-	int *ok = NULL, n_ok = 0, first_side, ret = -1;
+	int *ok = NULL, n_ok = 0, first_side, ret = -1, confirm = 0;
 	double t0 = mono_s(), w0 = pragma_measure_lock_waited();
 
 	snprintf(ev->src_path, sizeof(ev->src_path), "%s", src_path);
@@ -243,7 +247,9 @@ int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, c
 
 	/* 2. One timing session: the baseline, the best, the correct variants.
 	 * A variant that fails while timed leaves, and the rest are timed
-	 * again. */
+	 * again. With several, this session only chooses (3.), and the chosen
+	 * one comes back here to be timed alone (confirm). */
+again:
 	for (;;) {
 		struct pragma_session_opts so;
 		char what[200];
@@ -267,7 +273,7 @@ int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, c
 			sides[n].so = json_string_value(json_object_get(vd, "so"));
 			sides[n++].backend = R->backend;
 		}
-		snprintf(what, sizeof(what), "time %s", R->task.name);
+		snprintf(what, sizeof(what), "%s %s", n_ok > 1 ? "time the variants of" : "time", R->task.name);
 		session_opts(R, &so, 9, what);
 		/* Decide the one comparison that matters: against the best
 		 * (or, with no best, the baseline), when there is one variant. */
@@ -330,13 +336,34 @@ int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, c
 		sides = NULL;
 	}
 
-	/* 3. The fastest variant is the attempt: its numbers, from this session. */
+	/* 3. The fastest variant is the attempt. With several, their table
+	 * gets this session's numbers, and the chosen one is timed again. */
 	{
 		int n = first_side + n_ok, c = first_side;
 		for (int k = first_side; k < n; k++)
 			if (sides[k].estimate_ms < sides[c].estimate_ms)
 				c = k;
 		int vi = ok[c - first_side];
+		if (n_ok > 1) {
+			for (int k = first_side; k < n; k++) {
+				json_t *row = json_array_get(ev->tune_table, (size_t)ok[k - first_side]);
+				struct pragma_ratio vr;
+				pragma_ratio_compute(&sides[k].t, &sides[0].t, 0, &vr);
+				json_object_set_new(row, "time_ms", json_real(sides[k].estimate_ms));
+				json_object_set_new(row, "speedup", json_real(vr.ratio));
+				json_object_set_new(row, "lo", json_real(vr.lo));
+				json_object_set_new(row, "hi", json_real(vr.hi));
+				json_object_set_new(row, "chosen", json_boolean(k == c));
+			}
+			for (int k = 0; k < n; k++)
+				pragma_side_release(&sides[k]);
+			free(sides);
+			sides = NULL;
+			ok[0] = vi;
+			n_ok = 1;
+			confirm = 1;
+			goto again;
+		}
 		json_t *vd = verdicts[vi];
 		struct pragma_verdict lim;
 
@@ -361,13 +388,18 @@ int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, c
 			ev->vs_best_n = best_n;
 		}
 		if (json_object_size(ev->tune)) {
-			for (int k = first_side; k < n; k++) {
-				json_t *row = json_array_get(ev->tune_table, (size_t)ok[k - first_side]);
-				json_object_set_new(row, "time_ms", json_real(sides[k].estimate_ms));
-				json_object_set_new(row, "speedup", json_real(sides[k].estimate_ms > 0 ?
-										ev->base_ms / sides[k].estimate_ms : 0));
-				json_object_set_new(row, "chosen", json_boolean(k == c));
+			/* One variant alone (the others failed): its row has
+			 * this session's numbers; a chosen one keeps its
+			 * selection numbers beside the attempt's. */
+			if (!confirm) {
+				json_t *row = json_array_get(ev->tune_table, (size_t)vi);
+				json_object_set_new(row, "time_ms", json_real(ev->time_ms));
+				json_object_set_new(row, "speedup", json_real(ev->vs_base.ratio));
+				json_object_set_new(row, "lo", json_real(ev->vs_base.lo));
+				json_object_set_new(row, "hi", json_real(ev->vs_base.hi));
+				json_object_set_new(row, "chosen", json_true());
 			}
+			ev->confirmed = confirm;
 			json_decref(ev->tune);
 			ev->tune = json_incref(json_array_get(vars, (size_t)vi));
 		}

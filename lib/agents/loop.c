@@ -313,15 +313,22 @@ static void verdict_text(struct loop *L, const struct agents_eval *ev, struct pr
 		if (json_array_size(ev->tune_table)) {
 			size_t i;
 			json_t *row;
-			pragma_buf_adds(out, "\nTunable variants (each verified, then timed in the same rounds; the "
-					     "fastest is the one timed above and profiled):");
+			pragma_buf_adds(out, ev->confirmed ?
+						     "\nTunable variants (each verified, then timed side by side in a "
+						     "session of their own; the fastest there was timed again with the "
+						     "baseline and the best, above, and profiled: the fastest of several "
+						     "is favored by the noise of the rounds that chose it):" :
+						     "\nTunable variants (each verified; the one correct variant is the one "
+						     "timed above and profiled):");
 			json_array_foreach(ev->tune_table, i, row) {
 				char *d = json_dumps(json_object_get(row, "defines"), JSON_COMPACT);
 				json_t *t = json_object_get(row, "time_ms");
 				pragma_buf_addf(out, "\n- %s → ", d ? d : "?");
 				if (json_is_number(t))
-					pragma_buf_addf(out, "%.4g ms, %.2fx%s", json_number_value(t),
+					pragma_buf_addf(out, "%.4g ms, %.2fx [%.2f–%.2f]%s", json_number_value(t),
 							json_number_value(json_object_get(row, "speedup")),
+							json_number_value(json_object_get(row, "lo")),
+							json_number_value(json_object_get(row, "hi")),
 							json_is_true(json_object_get(row, "chosen")) ? " ← chosen" : "");
 				else {
 					/* A rejected variant's reason, not just its category:
@@ -981,8 +988,9 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		if (ev.timing)
 			json_object_set_new(fields, "timing", json_incref(ev.timing));
 		if (ev.tune_table)
-			json_object_set_new(fields, "tunables", json_pack("{s:O, s:O}", "chosen", ev.tune ? ev.tune : json_null(),
-									  "table", ev.tune_table));
+			json_object_set_new(fields, "tunables",
+					    json_pack("{s:O, s:O, s:b}", "chosen", ev.tune ? ev.tune : json_null(), "table",
+						      ev.tune_table, "timed_again", ev.confirmed));
 		if (ev.metrics)
 			json_object_set_new(fields, "metrics", json_incref(ev.metrics));
 		if (ev.diagnosis)

@@ -49,6 +49,13 @@ RUN=$($PY -c "import json; print(json.load(open('/tmp/e2e.out.$$'))['run'])")
 expect_exit 0 "tuned run in the store" -- $PRAGMA runs show "$RUN" --db "$W/p.db" --json
 jcheck "REPEAT=1 chosen, 3 variants timed" \
 	"j['attempts'][0]['tunables']['chosen'] == {'REPEAT': '1'} and len(j['attempts'][0]['tunables']['table']) == 3"
+# The fastest of three, measured in the rounds that chose it, is favored by
+# their noise: it is timed again with the baseline, and the attempt's
+# numbers are that session's; each variant's row keeps its own interval.
+jcheck "the chosen variant was timed again, alone with the baseline" \
+	"j['attempts'][0]['tunables']['timed_again'] and [s['label'] for s in j['attempts'][0]['timing']['sides']] == ['baseline', 'candidate']"
+jcheck "each variant's speedup lies inside its own interval" \
+	"all(r['lo'] <= r['speedup'] <= r['hi'] for r in j['attempts'][0]['tunables']['table'])"
 
 rm -rf "$W"
 finish
