@@ -16,6 +16,11 @@ bootstrap over sessions, then rounds within them.
   new: sessions of 2 rounds (5 planned), the interval stretched by
        t(0.975, S-1)/1.96 * sqrt(S/(S-1)) for S sessions (lib/timing/estimate.c)
 
+The library has moved on since (DESIGN 3.5): 9 rounds in 6 sessions
+started in mirrored random orders, a look per added pair of sessions, and
+the interval also widened for those looks (Pocock). bench/twins_replay.py
+replays that, and "new" here, on sessions recorded by bench/twins.sh.
+
 Prints, per noise model and procedure, how often identical kernels got a
 verdict (should be <= 5%), how often a kernel 15% slower than the other was told
 apart (power), and the mean rounds measured (cost).

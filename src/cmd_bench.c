@@ -387,7 +387,8 @@ static void print_suite(json_t *suite, json_t *outcomes, json_t *metrics)
 	printf("Speedups are the final comparison of each task's best kernel against its baseline: a\n"
 	       "timing session of its own (interleaved rounds in fresh processes), the ratio of the\n"
 	       "medians with [its 95%% interval], a bootstrap over the session's sessions and rounds\n"
-	       "(stretched for few sessions: a process keeps its memory placement for its life).\n"
+	       "(stretched for few sessions: a process keeps its memory placement for its life; and\n"
+	       "for the looks of a comparison that added rounds until it was decided).\n"
 	       "Means are over correct kernels only; Success and fast_p count every task.\n");
 	if (older)
 		printf("IQR: a run stored before the 95%% intervals; its bracket is the interquartile range of\n"

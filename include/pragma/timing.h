@@ -83,8 +83,9 @@ const char *pragma_measure_lock_path(void);
  * the baseline in the PyTorch bridge's serve mode or the native reference
  * in the CPU harness — and the sides are asked for rounds of timed calls in
  * turn, the order rotating every round and reversed every n rounds. Fresh
- * processes per session (default one session per 2 rounds), started in
- * rotating order, average over where each process's buffers landed. A round during which other processes took the
+ * processes per session (default one session per 2 rounds), started in a
+ * random order mirrored in the next session, average over where each
+ * process's buffers landed. A round during which other processes took the
  * CPU from a side (its threads' run-queue delay) is measured again, and
  * only rounds undisturbed on every side count when enough of them are. */
 
@@ -97,6 +98,10 @@ struct pragma_side_times {
 	int *round_count;            /* per round: timed calls */
 	int *round_session;          /* per round: the session (fresh processes) it belongs to */
 	int n_rounds;
+	/* The adaptive comparison this side was in (decide_a/decide_b) was
+	 * checked up to this many times: a ratio of two such sides has its
+	 * interval widened for them (0: none). */
+	int looks;
 };
 
 struct pragma_side {
@@ -165,6 +170,11 @@ struct pragma_session {
 int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_session_opts *o,
 		       struct pragma_session *s, struct pragma_err *err);
 void pragma_session_release(struct pragma_session *s);
+/* The order session sess (0, 1, ...) starts n sides in: a random
+ * permutation (from *rng, xorshift64*) for an even session, kept in last,
+ * and its mirror image for the odd session after it, so every side starts
+ * before every other as often as after (lib/timing/session.c says why). */
+void pragma_start_order(int n, int sess, uint64_t *rng, int *last, int *order);
 void pragma_side_release(struct pragma_side *sd);
 void pragma_side_times_release(struct pragma_side_times *t);
 
@@ -196,7 +206,8 @@ struct pragma_ratio {
 	double lo, hi;               /* 95% interval */
 	int rounds;                  /* paired rounds it rests on */
 	int sessions;                /* and the sessions they came in (rounds, when one) */
-	double stretch;              /* the bootstrap interval's widening for few sessions */
+	double stretch;              /* the bootstrap interval's widening: few sessions, repeated looks */
+	int looks;                   /* the looks it is widened for (1: a single look) */
 	double margin;               /* the margin it was judged with */
 	enum pragma_verdict_cmp cmp; /* FASTER: a is faster by more than the margin, beyond the interval */
 };
@@ -212,6 +223,9 @@ void pragma_ratio_compute(const struct pragma_side_times *a, const struct pragma
  * (clusters - 1)); 1 below 2 clusters. 2.69 for 3 sessions, 1.58 for 5,
  * 1.29 for 8. */
 double pragma_interval_stretch(int clusters);
+/* And for an adaptive comparison checked up to `looks` times: Pocock's
+ * constant for that many looks / 1.96 (1.30 for 10 looks; 1 for one). */
+double pragma_looks_stretch(int looks);
 /* "1.03x [0.97–1.09], not distinguishable" */
 const char *pragma_ratio_str(const struct pragma_ratio *r, char *buf, size_t len);
 #endif

@@ -97,6 +97,21 @@ double pragma_interval_stretch(int clusters)
 	return t975(clusters - 1) / 1.96 * sqrt((double)clusters / (clusters - 1));
 }
 
+/* Pocock's constant, two-sided 5% over K equally spaced looks: the one
+ * boundary that holds the chance of any false verdict, over all looks, at
+ * 5% (Pocock 1977; Jennison & Turnbull, Group Sequential Methods, table
+ * 2.1). An adaptive comparison that stops as soon as its interval clears 1
+ * would otherwise get K chances at the 5%. */
+double pragma_looks_stretch(int looks)
+{
+	static const double c[] = { 1.960, 1.960, 2.178, 2.289, 2.361, 2.413, 2.453, 2.485, 2.512, 2.535, 2.555,
+				    2.572, 2.588, 2.602, 2.614, 2.626, 2.637, 2.646, 2.656, 2.664, 2.672 };
+
+	if (looks < 1)
+		looks = 1;
+	return (looks <= 20 ? c[looks] : 2.672) / 1.96;
+}
+
 /* Where each round's calls start in t->times_ms. */
 static int *round_offsets(const struct pragma_side_times *t, int n)
 {
@@ -178,7 +193,10 @@ void pragma_ratio_compute(const struct pragma_side_times *a, const struct pragma
 	/* Few sessions: stretched (top of file). Without sessions the rounds
 	 * are the clusters. */
 	r->sessions = n_sess > 1 ? n_sess : n;
-	r->stretch = pragma_interval_stretch(r->sessions);
+	r->looks = a->looks < b->looks ? a->looks : b->looks;
+	if (r->looks < 1)
+		r->looks = 1;
+	r->stretch = pragma_interval_stretch(r->sessions) * pragma_looks_stretch(r->looks);
 	if (r->ratio > 0 && r->lo > 0) {
 		r->lo = r->ratio * pow(r->lo / r->ratio, r->stretch);
 		r->hi = r->ratio * pow(r->hi / r->ratio, r->stretch);

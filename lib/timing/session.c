@@ -1,12 +1,12 @@
 /*
  * Timing sessions (include/pragma/timing.h): the one interleaved-rounds
- * routine. Sides are started fresh each session (in rotating order: the
- * process started later gets memory the others did not, which measurably
- * favors it on memory-bound kernels), then asked for rounds of timed calls
- * in turn, the order rotating every round (and reversed every n rounds)
- * so no side always goes first or always follows the same side.
- * Same protocol on every side: warm-up, cold cache by default, the verified
- * input sets in turn, the same thread count.
+ * routine. Sides are started fresh each session, in a random order
+ * mirrored in the next session (where a process's memory lands depends on
+ * what started before it; pragma_start_order() says how much), then asked for
+ * rounds of timed calls in turn, the order rotating every round (and
+ * reversed every n rounds) so no side always goes first or always follows
+ * the same side. Same protocol on every side: warm-up, cold cache by
+ * default, the verified input sets in turn, the same thread count.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,7 +53,28 @@ struct ctx {
 	struct pragma_symbols base_syms;
 	const char *base_preload[16];
 	int round;                   /* rounds made, all sessions: rotates the order */
+	int looks;                   /* the adaptive comparison's checks, at most */
+	uint64_t rng;                /* start orders (start_order) */
+	int last_order[MAX_SIDES];
 };
+
+/* xorshift64*, seeded from the kernel's entropy for every call. */
+static uint64_t rand_next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dull;
+}
+
+static uint64_t rand_seed(void)
+{
+	uint64_t v = 0;
+
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v) || !v)
+		v = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^ 0x9e3779b97f4a7c15ull;
+	return v;
+}
 
 static void pause_ms(int ms)
 {
@@ -537,10 +559,43 @@ static int decided(struct ctx *x)
 	if (o->decide_a == o->decide_b)
 		return 1;
 	select_rounds(x, sel);
+	sel[o->decide_a].looks = sel[o->decide_b].looks = x->looks;
 	pragma_ratio_compute(&sel[o->decide_a], &sel[o->decide_b], m, &r);
 	for (int i = 0; i < x->n; i++)
 		pragma_side_times_release(&sel[i]);
 	return r.cmp != PRAGMA_CMP_SAME || (r.lo >= 1 / (1 + m) && r.hi <= 1 + m);
+}
+
+/* The order a session starts its sides in: a random permutation for every
+ * other session, and its mirror image for the session after it. Where a
+ * process's memory lands depends on what started before it, and not in a
+ * way a fixed scheme can balance: on small_relu (two builds of one kernel
+ * and the PyTorch baseline, 100 sessions of 2 rounds per run) a kernel
+ * started before the baseline and its twin after it ran 6-9% slower in
+ * three runs of a rotating order; with the kernels started back to back,
+ * the one started second ran up to ~6% faster in some orders and not in
+ * others; a kernel's speedup read 6-10% higher in sessions that started
+ * the baseline first. A fixed order repeats its bias in every comparison.
+ * Random, it becomes session-to-session noise, which the interval rests
+ * on (sessions are its units, lib/timing/estimate.c) and which averages
+ * out; mirrored in pairs, every side is started before every other as
+ * often as after (the plainest effect, the later process faster, cancels
+ * exactly; with two sides the order simply alternates). */
+void pragma_start_order(int n, int sess, uint64_t *rng, int *last, int *order)
+{
+	if (sess % 2) {
+		for (int i = 0; i < n; i++)
+			order[i] = last[n - 1 - i];
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	for (int i = n - 1; i > 0; i--) {
+		int j = (int)(rand_next(rng) % (uint64_t)(i + 1)), t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	memcpy(last, order, sizeof(int) * (size_t)n);
 }
 
 /* One session: every side started fresh, want rounds undisturbed on every
@@ -548,10 +603,17 @@ static int decided(struct ctx *x)
  * saturated machine: more would not help), then every side finished. */
 static int session(struct ctx *x, int sess, int want, struct pragma_err *err)
 {
-	int rc = 0, made = 0, clean = 0;
+	int rc = 0, made = 0, clean = 0, order[MAX_SIDES];
 
+	pragma_start_order(x->n, sess, &x->rng, x->last_order, order);
+	if (pragma_log_get_level() >= PRAGMA_LOG_DEBUG) {
+		char line[MAX_SIDES * 12] = "";
+		for (int k = 0; k < x->n; k++)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), " %d", order[k]);
+		pragma_debug("timing session %d: sides started in the order%s", sess + 1, line);
+	}
 	for (int k = 0; k < x->n && rc == 0; k++)
-		rc = start_side(x, (k + sess) % x->n, sess, err);
+		rc = start_side(x, order[k], sess, err);
 	while (rc == 0 && clean < want && made < 3 * want && !(made >= want && 4 * clean < want)) {
 		rc = one_round(x, made == 0, err);
 		if (rc == 0) {
@@ -575,8 +637,9 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 	struct pragma_buf cache = PRAGMA_BUF_INIT, tmp = PRAGMA_BUF_INIT;
 	int rounds = o->rounds > 0 ? o->rounds : 15;
 	int max_rounds = o->max_rounds > rounds ? o->max_rounds : rounds;
-	/* One session per 2 rounds, at least 4 (and at most one per round):
-	 * the interval rests on the sessions (lib/timing/estimate.c). */
+	/* One session per 2 rounds, at least 4, an even number (and at most
+	 * one per round): the interval rests on the sessions
+	 * (lib/timing/estimate.c). */
 	int sessions = o->sessions > 0 ? o->sessions : (rounds + 1) / 2 > 4 ? (rounds + 1) / 2 : 4;
 	double wait = o->max_wait_ms > 0 ? o->max_wait_ms : o->max_wait_ms < 0 ? 0 : 20000;
 	int ret = -1, rc = 0, lk;
@@ -596,6 +659,7 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 	x.base_to = o->base_timeout_ms > 0 ? o->base_timeout_ms : 600000;
 	x.max_attempts = o->max_attempts > 0 ? o->max_attempts : 3;
 	x.quiet_budget = wait;
+	x.rng = rand_seed();
 	pragma_buf_init(&x.base_so);
 	for (int i = 0; i < n; i++) {
 		memset(&sides[i].t, 0, sizeof(sides[i].t));
@@ -611,8 +675,17 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 			goto out;
 		snprintf(x.work, sizeof(x.work), "%s", tmp.data);
 	}
+	/* An even number by default: start orders come in mirrored pairs. */
+	if (o->sessions <= 0 && sessions % 2)
+		sessions++;
 	if (sessions > rounds)
 		sessions = rounds;
+	/* An adaptive comparison is checked after the planned rounds and
+	 * after each added pair of sessions of 2 rounds: its interval is
+	 * widened for that many looks (lib/timing/estimate.c), at every look
+	 * and in the end. */
+	if (o->decide_a != o->decide_b)
+		x.looks = 1 + (max_rounds - rounds + 3) / 4;
 
 	lk = pragma_measure_lock(PRAGMA_LOCK_EXCLUSIVE, o->what ? o->what : "time kernels");
 	for (int sess = 0; rc == 0; sess++) {
@@ -624,7 +697,7 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 			 * caller needs: more sessions, up to max_rounds. */
 			/* max_rounds caps the rounds made in all: a saturated
 			 * machine (rounds disturbed whatever we do) stops here too. */
-			if (s->rounds_made >= max_rounds || decided(&x))
+			if (s->rounds_made >= max_rounds || ((sess - sessions) % 2 == 0 && decided(&x)))
 				break;
 			/* Short sessions: the interval rests on the
 			 * number of sessions (lib/timing/estimate.c). */
@@ -653,6 +726,8 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 		for (int i = 0; i < n; i++) {
 			pragma_side_times_release(&sides[i].t);
 			sides[i].t = sel[i];
+			if (x.looks > 1 && (i == o->decide_a || i == o->decide_b))
+				sides[i].t.looks = x.looks;
 			sides[i].estimate_ms = pragma_estimate(&sides[i].t);
 		}
 	}
@@ -662,7 +737,7 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 				"cold", o->cold, "flush_bytes", (json_int_t)pragma_flush_bytes(), "threads", x.threads,
 				"input_sets", o->n_sets, "order",
 				"interleaved, the order rotating every round and reversed every n rounds; sessions of "
-				"fresh processes started in rotating order",
+				"fresh processes started in a random order, mirrored in the next session",
 				"estimator", "median of every call kept", "disturbed_round_retries",
 				"run_delay_threshold", PRAGMA_DISTURBANCE_OK, "max_attempts", x.max_attempts, "quiet_cpu_share",
 				QUIET_SHARE, "max_wait_ms", wait);

@@ -172,6 +172,91 @@ static void test_few_sessions(void **state)
 	assert_true(r9.hi / r9.lo < r3.hi / r3.lo);
 }
 
+static void test_start_order(void **state)
+{
+	/* Where a process's memory lands depends on what started before it
+	 * (lib/timing/session.c): a rotating order of three sides always
+	 * started side 1 before side 2 in two sessions of three, and twins
+	 * read 6-9% apart. Every pair of sessions must start each side
+	 * before each other as often as after, and the orders must vary. */
+	uint64_t rng = 12345;
+	int last[3], order[3], prev[3], perm[9] = { 0 }, firsts[3] = { 0 };
+
+	(void)state;
+	for (int sess = 0; sess < 1200; sess++) {
+		int pos[3];
+		pragma_start_order(3, sess, &rng, last, order);
+		for (int k = 0; k < 3; k++)
+			pos[order[k]] = k;
+		assert_int_equal(pos[0] + pos[1] + pos[2], 3); /* a permutation */
+		if (sess % 2) {
+			/* the mirror of the session before */
+			for (int k = 0; k < 3; k++)
+				assert_int_equal(order[k], prev[2 - k]);
+		} else {
+			perm[order[0] * 3 + order[1]]++; /* the first two name the order */
+			firsts[order[0]]++;
+		}
+		memcpy(prev, order, sizeof(prev));
+	}
+	/* 600 random draws: each of the 6 orders about 100 times, each side
+	 * first about 200 (4 standard deviations either way). */
+	for (int k = 0; k < 9; k++)
+		if (k % 4) /* 0 1, 0 2, 1 0, 1 2, 2 0, 2 1 */
+			assert_true(perm[k] > 60 && perm[k] < 140);
+		else
+			assert_int_equal(perm[k], 0);
+	for (int k = 0; k < 3; k++)
+		assert_true(firsts[k] > 145 && firsts[k] < 255);
+	/* Two sides: they simply alternate. */
+	for (int sess = 0, l2[2], two[2], prev2[2]; sess < 8; sess++) {
+		pragma_start_order(2, sess, &rng, l2, two);
+		assert_int_equal(two[0] + two[1], 1);
+		if (sess % 2)
+			assert_int_equal(two[0], prev2[1]);
+		memcpy(prev2, two, sizeof(two));
+	}
+}
+
+static void test_looks(void **state)
+{
+	/* An adaptive comparison looked at up to 10 times gets 10 chances to
+	 * call noise a difference: its interval is widened by Pocock's
+	 * constant (2.555 / 1.96). A candidate 6% faster in every one of 8
+	 * sessions, with some noise, is faster at a single look and not
+	 * distinguishable at ten: the wider interval reaches below 1. */
+	double a[16], b[16];
+	int sess[16];
+	struct pragma_side_times ta, tb;
+	struct pragma_ratio one, ten;
+
+	(void)state;
+	assert_true(pragma_looks_stretch(1) == 1);
+	assert_true(pragma_looks_stretch(0) == 1);
+	assert_true(fabs(pragma_looks_stretch(10) - 2.555 / 1.96) < 1e-9);
+	assert_true(pragma_looks_stretch(4) < pragma_looks_stretch(10));
+	for (int i = 0; i < 16; i++) {
+		a[i] = 10.0 * (1 + 0.05 * ((i * 7) % 5 - 2) / 2.0);
+		b[i] = a[i] * 0.94 * (1 + 0.05 * ((i * 3) % 4 - 1.5) / 1.5);
+		sess[i] = i / 2;
+	}
+	sides(&ta, a, sess, 16);
+	sides(&tb, b, sess, 16);
+	pragma_ratio_compute(&tb, &ta, 0, &one);
+	ta.looks = tb.looks = 10;
+	pragma_ratio_compute(&tb, &ta, 0, &ten);
+	assert_int_equal(one.looks, 1);
+	assert_int_equal(ten.looks, 10);
+	assert_true(fabs(one.ratio - ten.ratio) < 1e-12);
+	assert_true(fabs(log(ten.hi / ten.ratio) / log(one.hi / one.ratio) - 2.555 / 1.96) < 1e-6);
+	assert_int_equal(one.cmp, PRAGMA_CMP_FASTER);
+	assert_int_equal(ten.cmp, PRAGMA_CMP_SAME);
+	/* Only a ratio of two sides of that comparison is widened. */
+	ta.looks = 0;
+	pragma_ratio_compute(&tb, &ta, 0, &one);
+	assert_int_equal(one.looks, 1);
+}
+
 /* The lock: re-entrant in a process, exclusive between processes, shared
  * holds together, every hold logged. */
 static void test_lock(void **state)
@@ -459,6 +544,8 @@ int main(void)
 		cmocka_unit_test(test_faster_and_slower),
 		cmocka_unit_test(test_sessions),
 		cmocka_unit_test(test_few_sessions),
+		cmocka_unit_test(test_start_order),
+		cmocka_unit_test(test_looks),
 		cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_lock_fifo),
 		cmocka_unit_test(test_lock_writer_first),
