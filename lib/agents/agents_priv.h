@@ -86,6 +86,14 @@ struct agents_run {
 int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, const struct agents_eval *best,
 		    int best_n, struct agents_eval *ev, struct pragma_err *err);
 
+/* Time ev's kernel (ev->so_path) again in a session of its own with the
+ * baseline and the best, and replace ev's numbers with that session's:
+ * for a kernel chosen as the fastest of several, whose numbers came from
+ * the rounds that chose it (the winner's curse). A kernel that fails now
+ * gets that verdict. 0 judged, -1 when pragma itself failed. */
+int agents_retime(struct agents_run *R, struct agents_eval *ev, const struct agents_eval *best, int best_n,
+		  struct pragma_err *err);
+
 /* The baseline by the same protocol and estimator as every comparison (a
  * session of the baseline alone), into R->baseline. */
 int agents_baseline(struct agents_run *R, struct pragma_err *err);

@@ -172,6 +172,62 @@ static json_t *session_json(const struct pragma_session *s, const struct pragma_
 	return j;
 }
 
+/* ev's numbers from a session: side c is the kernel, side 0 the baseline,
+ * side 1 the best when best_n (its attempt) is not 0. */
+static void take_session(struct agents_eval *ev, struct pragma_side *sides, int n, int c, int best_n,
+			 const struct pragma_session *s)
+{
+	ev->time_ms = sides[c].estimate_ms;
+	ev->base_ms = sides[0].estimate_ms;
+	pragma_stats_compute(sides[c].t.times_ms, sides[c].t.n_times, &ev->time);
+	pragma_stats_compute(sides[0].t.times_ms, sides[0].t.n_times, &ev->base);
+	pragma_ratio_compute(&sides[c].t, &sides[0].t, 0, &ev->vs_base);
+	ev->speedup = ev->vs_base.ratio;
+	ev->busy = s->busy;
+	ev->vs_best_n = 0;
+	if (best_n) {
+		pragma_ratio_compute(&sides[c].t, &sides[1].t, 0, &ev->vs_best);
+		pragma_ratio_compute(&sides[1].t, &sides[0].t, 0, &ev->best_vs_base);
+		ev->best_ms = sides[1].estimate_ms;
+		ev->vs_best_n = best_n;
+	}
+	json_decref(ev->timing);
+	ev->timing = session_json(s, sides, n);
+	json_object_set_new(ev->timing, "baseline_config", json_incref(sides[0].config));
+	if (sides[0].note[0])
+		json_object_set_new(ev->timing, "baseline_note", json_string(sides[0].note));
+}
+
+/* The physical limits, on the chosen kernel's time: a time the memory
+ * system cannot deliver makes the attempt impossible_speed. */
+static void check_limits(struct agents_run *R, struct agents_eval *ev)
+{
+	struct pragma_verdict lim;
+
+	pragma_verdict_init(&lim);
+	pragma_verify_limits(&R->task, R->backend, 1, 0, ev->time_ms, &lim);
+	if (lim.status != PRAGMA_V_OK) {
+		snprintf(ev->status, sizeof(ev->status), "%s", pragma_vstatus_name(lim.status));
+		snprintf(ev->message, sizeof(ev->message), "%s (%s)", lim.message, pragma_vstatus_hint(lim.status) ?: "");
+	}
+	json_object_set_new(ev->verdict, "status", json_string(ev->status));
+	json_object_set_new(ev->verdict, "message", json_string(ev->message));
+	json_object_set_new(ev->verdict, "gbs", lim.gbs > 0 ? json_real(lim.gbs) : json_null());
+	json_object_set_new(ev->verdict, "gflops", lim.gflops > 0 ? json_real(lim.gflops) : json_null());
+	pragma_verdict_release(&lim);
+}
+
+/* A tunable variant's row in the attempt's table: its time and speedup
+ * over the baseline, with the interval, from the session that timed it. */
+static void tune_row_set(json_t *row, double time_ms, const struct pragma_ratio *vs_base, int chosen)
+{
+	json_object_set_new(row, "time_ms", json_real(time_ms));
+	json_object_set_new(row, "speedup", json_real(vs_base->ratio));
+	json_object_set_new(row, "lo", json_real(vs_base->lo));
+	json_object_set_new(row, "hi", json_real(vs_base->hi));
+	json_object_set_new(row, "chosen", json_boolean(chosen));
+}
+
 int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, const struct agents_eval *best,
 		    int best_n, struct agents_eval *ev, struct pragma_err *err)
 {
@@ -346,14 +402,10 @@ again:
 		int vi = ok[c - first_side];
 		if (n_ok > 1) {
 			for (int k = first_side; k < n; k++) {
-				json_t *row = json_array_get(ev->tune_table, (size_t)ok[k - first_side]);
 				struct pragma_ratio vr;
 				pragma_ratio_compute(&sides[k].t, &sides[0].t, 0, &vr);
-				json_object_set_new(row, "time_ms", json_real(sides[k].estimate_ms));
-				json_object_set_new(row, "speedup", json_real(vr.ratio));
-				json_object_set_new(row, "lo", json_real(vr.lo));
-				json_object_set_new(row, "hi", json_real(vr.hi));
-				json_object_set_new(row, "chosen", json_boolean(k == c));
+				tune_row_set(json_array_get(ev->tune_table, (size_t)ok[k - first_side]),
+					     sides[k].estimate_ms, &vr, k == c);
 			}
 			for (int k = 0; k < n; k++)
 				pragma_side_release(&sides[k]);
@@ -365,7 +417,6 @@ again:
 			goto again;
 		}
 		json_t *vd = verdicts[vi];
-		struct pragma_verdict lim;
 
 		snprintf(ev->status, sizeof(ev->status), "ok");
 		ev->message[0] = '\0';
@@ -374,53 +425,18 @@ again:
 		pragma_buf_adds(&ev->compile_log, json_string_value(json_object_get(vd, "log")));
 		json_decref(ev->verdict);
 		ev->verdict = json_deep_copy(json_object_get(vd, "verdict"));
-		ev->time_ms = sides[c].estimate_ms;
-		ev->base_ms = sides[0].estimate_ms;
-		pragma_stats_compute(sides[c].t.times_ms, sides[c].t.n_times, &ev->time);
-		pragma_stats_compute(sides[0].t.times_ms, sides[0].t.n_times, &ev->base);
-		pragma_ratio_compute(&sides[c].t, &sides[0].t, 0, &ev->vs_base);
-		ev->speedup = ev->vs_base.ratio;
-		ev->busy = s.busy;
-		if (first_side == 2) {
-			pragma_ratio_compute(&sides[c].t, &sides[1].t, 0, &ev->vs_best);
-			pragma_ratio_compute(&sides[1].t, &sides[0].t, 0, &ev->best_vs_base);
-			ev->best_ms = sides[1].estimate_ms;
-			ev->vs_best_n = best_n;
-		}
+		take_session(ev, sides, n, c, first_side == 2 ? best_n : 0, &s);
 		if (json_object_size(ev->tune)) {
 			/* One variant alone (the others failed): its row has
 			 * this session's numbers; a chosen one keeps its
 			 * selection numbers beside the attempt's. */
-			if (!confirm) {
-				json_t *row = json_array_get(ev->tune_table, (size_t)vi);
-				json_object_set_new(row, "time_ms", json_real(ev->time_ms));
-				json_object_set_new(row, "speedup", json_real(ev->vs_base.ratio));
-				json_object_set_new(row, "lo", json_real(ev->vs_base.lo));
-				json_object_set_new(row, "hi", json_real(ev->vs_base.hi));
-				json_object_set_new(row, "chosen", json_true());
-			}
+			if (!confirm)
+				tune_row_set(json_array_get(ev->tune_table, (size_t)vi), ev->time_ms, &ev->vs_base, 1);
 			ev->confirmed = confirm;
 			json_decref(ev->tune);
 			ev->tune = json_incref(json_array_get(vars, (size_t)vi));
 		}
-		json_decref(ev->timing);
-		ev->timing = session_json(&s, sides, n);
-		json_object_set_new(ev->timing, "baseline_config", json_incref(sides[0].config));
-		if (sides[0].note[0])
-			json_object_set_new(ev->timing, "baseline_note", json_string(sides[0].note));
-		/* The physical limits, on the chosen variant's time. */
-		pragma_verdict_init(&lim);
-		pragma_verify_limits(&R->task, R->backend, 1, 0, ev->time_ms, &lim);
-		if (lim.status != PRAGMA_V_OK) {
-			snprintf(ev->status, sizeof(ev->status), "%s", pragma_vstatus_name(lim.status));
-			snprintf(ev->message, sizeof(ev->message), "%s (%s)", lim.message,
-				 pragma_vstatus_hint(lim.status) ?: "");
-		}
-		json_object_set_new(ev->verdict, "status", json_string(ev->status));
-		json_object_set_new(ev->verdict, "message", json_string(ev->message));
-		json_object_set_new(ev->verdict, "gbs", lim.gbs > 0 ? json_real(lim.gbs) : json_null());
-		json_object_set_new(ev->verdict, "gflops", lim.gflops > 0 ? json_real(lim.gflops) : json_null());
-		pragma_verdict_release(&lim);
+		check_limits(R, ev);
 	}
 	ret = 0;
 out:
@@ -436,6 +452,73 @@ out:
 	json_decref(vars);
 	pragma_session_release(&s);
 	pragma_buf_release(&fl);
+	return ret;
+}
+
+int agents_retime(struct agents_run *R, struct agents_eval *ev, const struct agents_eval *best, int best_n,
+		  struct pragma_err *err)
+{
+	struct pragma_side sides[3];
+	struct pragma_session_opts so;
+	struct pragma_session s = { 0 };
+	char what[200], label[48];
+	int n = 0, c, ret = -1;
+	double ts0 = mono_s(), tw0 = pragma_measure_lock_waited();
+
+	memset(sides, 0, sizeof(sides));
+	sides[n].label = "baseline";
+	sides[n++].backend = R->backend;
+	if (best && best->so_path[0]) {
+		snprintf(label, sizeof(label), "best (attempt %d)", best_n);
+		sides[n].label = label;
+		sides[n].so = best->so_path;
+		sides[n++].backend = R->backend;
+	}
+	c = n;
+	sides[n].label = "candidate";
+	sides[n].so = ev->so_path;
+	sides[n++].backend = R->backend;
+	snprintf(what, sizeof(what), "time again the chosen version of %s", R->task.name);
+	session_opts(R, &so, 9, what);
+	so.decide_a = c;
+	so.decide_b = c == 2 ? 1 : 0;
+	if (pragma_session_run(sides, n, &so, &s, err) < 0)
+		goto out;
+	ev->lock_s += pragma_measure_lock_waited() - tw0;
+	ev->timing_s += mono_s() - ts0 - (pragma_measure_lock_waited() - tw0);
+	if (c == 2 && sides[1].failed && !sides[c].failed) {
+		pragma_err_set(err, PRAGMA_E_INTERNAL, "the best kernel failed while timed: %s: %s", sides[1].fail.status,
+			       sides[1].fail.message);
+		goto out;
+	}
+	if (sides[c].failed) {
+		/* It passed when it was chosen and fails now: that is its verdict. */
+		struct pragma_verdict fv;
+		struct agents_eval tmp;
+		pragma_verdict_init(&fv);
+		if (!strcmp(sides[c].fail.status, "timed_mismatch")) {
+			fv.status = PRAGMA_V_TIMED_MISMATCH;
+			snprintf(fv.message, sizeof(fv.message), "%.1000s", sides[c].fail.message);
+		} else
+			pragma_verdict_from_run(&fv, &sides[c].fail, " while timed again");
+		agents_eval_init(&tmp);
+		take_verdict(&tmp, &fv);
+		snprintf(ev->status, sizeof(ev->status), "%s", tmp.status);
+		snprintf(ev->message, sizeof(ev->message), "%s", tmp.message);
+		json_object_set_new(ev->verdict, "status", json_string(tmp.status));
+		json_object_set_new(ev->verdict, "message", json_string(fv.message));
+		agents_eval_release(&tmp);
+		pragma_verdict_release(&fv);
+		ret = 0;
+		goto out;
+	}
+	take_session(ev, sides, n, c, c == 2 ? best_n : 0, &s);
+	check_limits(R, ev);
+	ret = 0;
+out:
+	for (int k = 0; k < n; k++)
+		pragma_side_release(&sides[k]);
+	pragma_session_release(&s);
 	return ret;
 }
 

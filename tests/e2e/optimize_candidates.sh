@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --candidates K: the Coder writes K versions per round; each is verified
-# and timed, the fastest correct one goes forward, the Conductor sees the
-# whole round, and every version is in the store.
+# and timed, the fastest correct one goes forward (timed again alone when
+# there were several: its numbers must not come from the rounds that chose
+# it), the Conductor sees the whole round, and every version is in the store.
 . "$(dirname "$0")/lib.bash"
 S=$PRAGMA_TEST_DATA/fixtures/session
 TASK=$PRAGMA_TEST_DATA/fixtures/kb/small_relu.py
@@ -37,6 +38,7 @@ import json, sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 rows = {(n, k): (st, msg, rnd) for n, k, st, msg, rnd in
         c.execute("select n, candidate, status, message, round from attempts where run_id = ?", (sys.argv[2],))}
+speed = {n: sp for n, sp in c.execute("select n, speedup from attempts where run_id = ? and candidate = 0", (sys.argv[2],))}
 assert [rows[(1, k)][0] for k in (1, 2, 3)] == ["wrong_output", "ok", "ok"], rows
 assert [rows[(2, k)][0] for k in (1, 2, 3)] == ["ok", "compile_error", "wrong_output"], rows
 assert "version 3 of 3" in rows[(1, 0)][1], rows[(1, 0)]
@@ -45,6 +47,17 @@ assert [v["chosen"] for v in rnd] == [False, False, True], rnd
 assert rnd[2]["idea"].startswith("Version 3: an OpenMP loop"), rnd
 assert rnd[1]["idea"] == "Version 2: the plain loop, 60*1 times over", rnd[1]["idea"]
 assert rnd[2]["speedup"] > rnd[1]["speedup"], rnd
+# Two correct versions: the chosen one is timed again alone, and the
+# attempt's number is that session's, not the one that chose it.
+again = rnd[2]["timed_again"]
+assert again["lo"] <= again["speedup"] <= again["hi"], again
+assert abs(speed[1] - again["speedup"]) < 1e-9, (speed[1], again)
+assert "timed again alone" in rows[(1, 0)][1], rows[(1, 0)][1]
+assert all("timed_again" not in v for v in rnd[:2]), rnd
+# One correct version: nothing to choose, nothing timed again.
+rnd2 = json.loads(rows[(2, 0)][2])
+assert all("timed_again" not in v for v in rnd2), rnd2
+assert abs(speed[2] - rnd2[0]["speedup"]) < 1e-9, (speed[2], rnd2[0])
 PYEOF
 
 $PY - "$FAKE_LOG" <<'PYEOF' && ok "the Coder is asked for 3 versions; the Conductor sees the whole round" || bad "prompts lack the round"
@@ -59,7 +72,7 @@ assert "different approaches" in coder[0], "the first round should ask for diffe
 t = cond[0]
 assert "This round's 3 versions" in t, "no round table"
 assert "version 1 (Version 1: a transposed walk (wrong)): wrong_output" in t, t[t.find("This round"):][:600]
-assert "← chosen" in t
+assert "← chosen; timed again alone" in t, t[t.find("This round"):][:900]
 PYEOF
 kill $FAKE_PID 2>/dev/null
 rm -rf "$W"
