@@ -489,7 +489,7 @@ static void add_loops(struct profile_code *c, int fn_id)
 		size_t li = base + (size_t)l;
 		struct profile_loop *L = &c->loops[li];
 		unsigned long head_addr = v[L->head].addr, t;
-		int lines[64], counts[64], nlines = 0;
+		int lines[64], counts[64], nlines = 0, back_line = 0;
 		for (size_t i = L->first; i <= L->last; i++) {
 			if (!profile_loop_has(c, li, i))
 				continue;
@@ -508,17 +508,26 @@ static void add_loops(struct profile_code *c, int fn_id)
 				if (k < nlines)
 					counts[k]++;
 			}
-			if (is_cond_jump(v[i].mn) && !(jump_target(v[i].ops, &t) && t == head_addr))
+			int to_head = jump_target(v[i].ops, &t) && t == head_addr;
+			if (is_cond_jump(v[i].mn) && !to_head)
 				L->branches++;
+			if (to_head && (is_cond_jump(v[i].mn) || starts(v[i].mn, "jmp")) && v[i].line > 0)
+				back_line = v[i].line;
 			if (starts(v[i].mn, "call"))
 				L->calls++;
 		}
-		/* the line most of its instructions come from names it */
+		/* The line of the jump back to its head names it: the loop's own
+		 * `for` or `while`, even when most of its instructions are an
+		 * inlined helper's (a player read "the loop at kernel.c:12",
+		 * the helper's body, for the loop at line 40 that called it).
+		 * Without one, the line most of its instructions come from. */
 		for (int k = 0, best = -1; k < nlines; k++)
 			if (best < 0 || counts[k] > counts[best]) {
 				best = k;
 				L->line_head = lines[k];
 			}
+		if (back_line > 0)
+			L->line_head = back_line;
 	}
 	for (int l = 0; l < nfl; l++)
 		free(fl[l].body);

@@ -41,7 +41,7 @@ struct profile_loop {
 	int parent;              /* the enclosing loop, -1 */
 	int innermost;           /* contains no other loop */
 	int line_lo, line_hi;    /* kernel source lines of its instructions; 0 unknown */
-	int line_head;           /* the most common kernel line among its instructions */
+	int line_head;           /* its back-edge's kernel line (the loop statement), else the most common one */
 	int branches;            /* conditional branches inside besides its back edges */
 	int calls;               /* calls inside */
 };

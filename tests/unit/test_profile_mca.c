@@ -424,6 +424,9 @@ static void mca_plan_avx512(void **state)
 	assert_string_equal(l->fn, "tile");
 	assert_int_equal(l->line_lo, 20);
 	assert_int_equal(l->line_hi, 39);
+	/* named by its jump back to the head: the k loop's `for`, not the
+	 * line most of its (inlined intrinsics') instructions carry */
+	assert_int_equal(l->line, 20);
 	assert_int_equal(l->depth, 1);
 	assert_int_equal(l->outer_depth, 2); /* tile() is called from the i and j loops */
 	assert_true(l->avx512);
