@@ -217,6 +217,32 @@ static void check_limits(struct agents_run *R, struct agents_eval *ev)
 	pragma_verdict_release(&lim);
 }
 
+/* The verdict of a kernel side that failed in a timing session: its
+ * timed outputs were wrong (timed_mismatch), or its process failed. */
+static void side_failure(const struct pragma_side *sd, const char *when, struct pragma_verdict *fv)
+{
+	pragma_verdict_init(fv);
+	if (!strcmp(sd->fail.status, "timed_mismatch")) {
+		fv->status = PRAGMA_V_TIMED_MISMATCH;
+		snprintf(fv->message, sizeof(fv->message), "%.1000s", sd->fail.message);
+	} else {
+		pragma_verdict_from_run(fv, &sd->fail, when);
+	}
+}
+
+/* fv becomes the attempt's outcome: ev's status and message (with the
+ * category's hint, as take_verdict() words it), and in ev->verdict. */
+static void take_failure(struct agents_eval *ev, const struct pragma_verdict *fv)
+{
+	const char *hint = pragma_vstatus_hint(fv->status);
+
+	snprintf(ev->status, sizeof(ev->status), "%s", pragma_vstatus_name(fv->status));
+	snprintf(ev->message, sizeof(ev->message), "%s%s%s%s", fv->message, hint ? " (" : "", hint ? hint : "",
+		 hint ? ")" : "");
+	json_object_set_new(ev->verdict, "status", json_string(ev->status));
+	json_object_set_new(ev->verdict, "message", json_string(fv->message));
+}
+
 /* A tunable variant's row in the attempt's table: its time and speedup
  * over the baseline, with the interval, from the session that timed it. */
 static void tune_row_set(json_t *row, double time_ms, const struct pragma_ratio *vs_base, int chosen)
@@ -355,12 +381,7 @@ again:
 		/* Drop the variant that failed. */
 		int vi = ok[failed - first_side];
 		struct pragma_verdict fv;
-		pragma_verdict_init(&fv);
-		if (!strcmp(sides[failed].fail.status, "timed_mismatch")) {
-			fv.status = PRAGMA_V_TIMED_MISMATCH;
-			snprintf(fv.message, sizeof(fv.message), "%.1000s", sides[failed].fail.message);
-		} else
-			pragma_verdict_from_run(&fv, &sides[failed].fail, " while timed");
+		side_failure(&sides[failed], " while timed", &fv);
 		if (ev->tune_table) {
 			json_t *row = json_array_get(ev->tune_table, (size_t)vi);
 			json_object_set_new(row, "status", json_string(pragma_vstatus_name(fv.status)));
@@ -368,16 +389,9 @@ again:
 		}
 		if (n_ok == 1) {
 			/* The only one: its failure is the attempt's verdict. */
-			struct agents_eval tmp;
-			agents_eval_init(&tmp);
-			take_verdict(&tmp, &fv);
-			snprintf(ev->status, sizeof(ev->status), "%s", tmp.status);
-			snprintf(ev->message, sizeof(ev->message), "%s", tmp.message);
 			json_decref(ev->verdict);
 			ev->verdict = json_incref(json_object_get(verdicts[vi], "verdict"));
-			json_object_set_new(ev->verdict, "status", json_string(tmp.status));
-			json_object_set_new(ev->verdict, "message", json_string(fv.message));
-			agents_eval_release(&tmp);
+			take_failure(ev, &fv);
 			pragma_verdict_release(&fv);
 			ret = 0;
 			goto out;
@@ -494,20 +508,8 @@ int agents_retime(struct agents_run *R, struct agents_eval *ev, const struct age
 	if (sides[c].failed) {
 		/* It passed when it was chosen and fails now: that is its verdict. */
 		struct pragma_verdict fv;
-		struct agents_eval tmp;
-		pragma_verdict_init(&fv);
-		if (!strcmp(sides[c].fail.status, "timed_mismatch")) {
-			fv.status = PRAGMA_V_TIMED_MISMATCH;
-			snprintf(fv.message, sizeof(fv.message), "%.1000s", sides[c].fail.message);
-		} else
-			pragma_verdict_from_run(&fv, &sides[c].fail, " while timed again");
-		agents_eval_init(&tmp);
-		take_verdict(&tmp, &fv);
-		snprintf(ev->status, sizeof(ev->status), "%s", tmp.status);
-		snprintf(ev->message, sizeof(ev->message), "%s", tmp.message);
-		json_object_set_new(ev->verdict, "status", json_string(tmp.status));
-		json_object_set_new(ev->verdict, "message", json_string(fv.message));
-		agents_eval_release(&tmp);
+		side_failure(&sides[c], " while timed again", &fv);
+		take_failure(ev, &fv);
 		pragma_verdict_release(&fv);
 		ret = 0;
 		goto out;

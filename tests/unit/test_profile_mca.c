@@ -442,6 +442,27 @@ static void mca_plan_avx512(void **state)
 	free(want);
 }
 
+/* A loop whose instructions mostly carry an inlined helper's line (17)
+ * is named by its own `for` (28), where its jump back to the head is: a
+ * player read "the loop at kernel.c:17", the helper's body. */
+static void loop_named_by_its_statement(void **state)
+{
+	char *dis = fixture("helper_inlined.objdump");
+	struct pragma_machine zen3 = amd(1);
+	struct pragma_mca_plan plan;
+
+	(void)state;
+	assert_int_equal(pragma_mca_plan(dis, "helper_inlined.c", NULL, "x.so", &zen3, 19, 8, &plan), 0);
+	assert_true(plan.n >= 1);
+	for (size_t k = 0; k < plan.n; k++) {
+		assert_string_equal(plan.loops[k].fn, "pk_forward");
+		assert_int_equal(plan.loops[k].line, 28);
+		assert_true(plan.loops[k].line_lo <= 17 && plan.loops[k].line_hi >= 28);
+	}
+	pragma_mca_plan_release(&plan);
+	free(dis);
+}
+
 /* llvm-mca's answers for that loop: port-bound on the FMA pipes. */
 static void mca_port_bound_avx512(void **state)
 {
@@ -740,7 +761,8 @@ int main(void)
 		cmocka_unit_test(stack_tile_is_not_spilling), cmocka_unit_test(real_spills_found),
 		cmocka_unit_test(spill_rules),		  cmocka_unit_test(sim_refuses_avx512),
 		cmocka_unit_test(no_diagnosis_from_another_build), cmocka_unit_test(mca_model_choice),
-		cmocka_unit_test(mca_plan_avx512),	  cmocka_unit_test(mca_port_bound_avx512),
+		cmocka_unit_test(mca_plan_avx512),	  cmocka_unit_test(loop_named_by_its_statement),
+		cmocka_unit_test(mca_port_bound_avx512),
 		cmocka_unit_test(mca_port_bound_avx2),	  cmocka_unit_test(mca_latency_bound),
 		cmocka_unit_test(mca_fix_input),	  cmocka_unit_test(mca_live),
 	};
