@@ -18,16 +18,17 @@ def round_(items):
                    "```c\n%s```\n\n" % src(f) for i, (idea, f) in enumerate(items))
 coder = [round_([("a transposed walk (wrong)", "k2_wrong.c"), ("the plain loop, 60*1 times over", "k3_slow.c"),
                  ("an OpenMP loop", "k4_fast.c")]),
-         round_([("the slow loop again", "k3_slow.c"), ("broken C", "k1_compile_error.c"), ("a wrong one", "k2_wrong.c")])]
-conductor = ["**Verdict:** improvement\n\n**Bottleneck:** memory.\n\n**Actions:**\n1. keep the OpenMP loop.\n"] * 2
+         round_([("the slow loop again", "k3_slow.c"), ("broken C", "k1_compile_error.c"), ("a wrong one", "k2_wrong.c")]),
+         round_([("lazy after its verification", "k6_lazy.c"), ("the slow loop", "k3_slow.c")])]
+conductor = ["**Verdict:** improvement\n\n**Bottleneck:** memory.\n\n**Actions:**\n1. keep the OpenMP loop.\n"] * 3
 json.dump({"model": "fake-model", "replies": {"coder": coder, "conductor": conductor}}, open(out, "w"))
 PYEOF
 start_fake_llm "$W/script.json"
 
 expect_exit 0 "optimize --candidates 3" -- \
-	$PRAGMA optimize "$TASK" --set N=65536 --llm openai:fake-model --mode n-pragma --attempts 2 --candidates 3 \
+	$PRAGMA optimize "$TASK" --set N=65536 --llm openai:fake-model --mode n-pragma --attempts 3 --candidates 3 \
 	--db "$W/p.db" --json
-jcheck "two attempts, both ok (a correct version in each round)" "[a['status'] for a in j['attempts']] == ['ok', 'ok']"
+jcheck "three attempts, all ok (a correct version in each round)" "[a['status'] for a in j['attempts']] == ['ok', 'ok', 'ok']"
 jcheck "the best is attempt 1 (its fastest version)" "j['best']['attempt'] == 1"
 BEST=$($PY -c "import json; print(json.load(open('/tmp/e2e.out.$$'))['best']['path'])")
 if grep -q "omp parallel for" "$BEST"; then ok "best.c is the OpenMP version"; else bad "best.c is not the fast version"; fi
@@ -41,6 +42,13 @@ rows = {(n, k): (st, msg, rnd) for n, k, st, msg, rnd in
 speed = {n: sp for n, sp in c.execute("select n, speedup from attempts where run_id = ? and candidate = 0", (sys.argv[2],))}
 assert [rows[(1, k)][0] for k in (1, 2, 3)] == ["wrong_output", "ok", "ok"], rows
 assert [rows[(2, k)][0] for k in (1, 2, 3)] == ["ok", "compile_error", "wrong_output"], rows
+# A version right for the verification's 15 calls and lazy after them: the
+# first timing session's processes make more calls than that, so it fails
+# while timed, and the other version is the attempt. (Sessions of 2 rounds
+# make 3 + 10 calls: without the longer first warm-up it passed as ok.)
+assert [rows[(3, k)][0] for k in (1, 2)] == ["timed_mismatch", "ok"], rows
+assert "timed call" in rows[(3, 1)][1] and "later calls" in rows[(3, 1)][1], rows[(3, 1)]
+assert "version 2 of 2" in rows[(3, 0)][1], rows[(3, 0)]
 assert "version 3 of 3" in rows[(1, 0)][1], rows[(1, 0)]
 rnd = json.loads(rows[(1, 0)][2])
 assert [v["chosen"] for v in rnd] == [False, False, True], rnd
