@@ -254,6 +254,46 @@ static void tune_row_set(json_t *row, double time_ms, const struct pragma_ratio 
 	json_object_set_new(row, "chosen", json_boolean(chosen));
 }
 
+/* The sides an attempt's session starts with: the baseline, then the best
+ * (labelled with its attempt) when there is one. Returns how many. */
+static int lead_sides(struct agents_run *R, struct pragma_side *sides, const struct agents_eval *best, int best_n,
+		      char *label, size_t label_len)
+{
+	int n = 0;
+
+	sides[n].label = "baseline";
+	sides[n++].backend = R->backend;
+	if (best && best->so_path[0]) {
+		snprintf(label, label_len, "best (attempt %d)", best_n);
+		sides[n].label = label;
+		sides[n].so = best->so_path;
+		sides[n++].backend = R->backend;
+	}
+	return n;
+}
+
+/* Runs an attempt's session (its kernel sides from first on) and charges
+ * its lock wait and time to ev. The best failing while every kernel side
+ * passes is an error: it passed before, so pragma cannot judge the others. */
+static int run_attempt_session(struct pragma_side *sides, int n, int first, const struct pragma_session_opts *so,
+			       struct pragma_session *s, struct agents_eval *ev, struct pragma_err *err)
+{
+	double t0 = mono_s(), w0 = pragma_measure_lock_waited(), waited;
+	int kernel_failed = 0;
+
+	if (pragma_session_run(sides, n, so, s, err) < 0)
+		return -1;
+	waited = pragma_measure_lock_waited() - w0;
+	ev->lock_s += waited;
+	ev->timing_s += mono_s() - t0 - waited;
+	for (int k = first; k < n; k++)
+		kernel_failed |= sides[k].failed;
+	if (first == 2 && sides[1].failed && !kernel_failed)
+		return pragma_err_set(err, PRAGMA_E_INTERNAL, "the best kernel failed while timed: %s: %s",
+				      sides[1].fail.status, sides[1].fail.message);
+	return 0;
+}
+
 int agents_evaluate(struct agents_run *R, const char *src_path, json_t *flags, const struct agents_eval *best,
 		    int best_n, struct agents_eval *ev, struct pragma_err *err)
 {
@@ -335,19 +375,10 @@ again:
 	for (;;) {
 		struct pragma_session_opts so;
 		char what[200];
-		int n = 0, failed = -1;
-		double ts0 = mono_s(), tw0 = pragma_measure_lock_waited();
+		int n, failed = -1;
 
 		sides = calloc((size_t)n_ok + 2, sizeof(*sides));
-		sides[n].label = "baseline";
-		sides[n++].backend = R->backend;
-		if (best && best->so_path[0]) {
-			snprintf(labels[nv + 1], sizeof(labels[0]), "best (attempt %d)", best_n);
-			sides[n].label = labels[nv + 1];
-			sides[n].so = best->so_path;
-			sides[n++].backend = R->backend;
-		}
-		first_side = n;
+		n = first_side = lead_sides(R, sides, best, best_n, labels[nv + 1], sizeof(labels[0]));
 		for (int k = 0; k < n_ok; k++) {
 			json_t *vd = verdicts[ok[k]];
 			snprintf(labels[ok[k]], sizeof(labels[0]), n_ok > 1 ? "variant %d" : "candidate", ok[k] + 1);
@@ -364,18 +395,11 @@ again:
 			so.decide_b = best && best->so_path[0] ? 1 : 0;
 		}
 		pragma_session_release(&s);
-		if (pragma_session_run(sides, n, &so, &s, err) < 0)
+		if (run_attempt_session(sides, n, first_side, &so, &s, ev, err) < 0)
 			goto out;
-		ev->lock_s += pragma_measure_lock_waited() - tw0;
-		ev->timing_s += mono_s() - ts0 - (pragma_measure_lock_waited() - tw0);
 		for (int k = first_side; k < n; k++)
 			if (sides[k].failed)
 				failed = k;
-		if (failed < 0 && best && best->so_path[0] && sides[1].failed) {
-			pragma_err_set(err, PRAGMA_E_INTERNAL, "the best kernel failed while timed: %s: %s",
-				       sides[1].fail.status, sides[1].fail.message);
-			goto out;
-		}
 		if (failed < 0)
 			break;
 		/* Drop the variant that failed. */
@@ -476,19 +500,10 @@ int agents_retime(struct agents_run *R, struct agents_eval *ev, const struct age
 	struct pragma_session_opts so;
 	struct pragma_session s = { 0 };
 	char what[200], label[48];
-	int n = 0, c, ret = -1;
-	double ts0 = mono_s(), tw0 = pragma_measure_lock_waited();
+	int n, c, ret = -1;
 
 	memset(sides, 0, sizeof(sides));
-	sides[n].label = "baseline";
-	sides[n++].backend = R->backend;
-	if (best && best->so_path[0]) {
-		snprintf(label, sizeof(label), "best (attempt %d)", best_n);
-		sides[n].label = label;
-		sides[n].so = best->so_path;
-		sides[n++].backend = R->backend;
-	}
-	c = n;
+	n = c = lead_sides(R, sides, best, best_n, label, sizeof(label));
 	sides[n].label = "candidate";
 	sides[n].so = ev->so_path;
 	sides[n++].backend = R->backend;
@@ -496,15 +511,8 @@ int agents_retime(struct agents_run *R, struct agents_eval *ev, const struct age
 	session_opts(R, &so, 9, what);
 	so.decide_a = c;
 	so.decide_b = c == 2 ? 1 : 0;
-	if (pragma_session_run(sides, n, &so, &s, err) < 0)
+	if (run_attempt_session(sides, n, c, &so, &s, ev, err) < 0)
 		goto out;
-	ev->lock_s += pragma_measure_lock_waited() - tw0;
-	ev->timing_s += mono_s() - ts0 - (pragma_measure_lock_waited() - tw0);
-	if (c == 2 && sides[1].failed && !sides[c].failed) {
-		pragma_err_set(err, PRAGMA_E_INTERNAL, "the best kernel failed while timed: %s: %s", sides[1].fail.status,
-			       sides[1].fail.message);
-		goto out;
-	}
 	if (sides[c].failed) {
 		/* It passed when it was chosen and fails now: that is its verdict. */
 		struct pragma_verdict fv;

@@ -47,6 +47,7 @@ struct ctx {
 	struct proc p[MAX_SIDES];
 	int threads, warmup, reps, round_to, base_to, max_attempts;
 	int warm_now;                /* this session's warm-up calls per process */
+	int first_warm;              /* and the first session's */
 	double quiet_budget;
 	char work[4096];
 	/* The native baseline's object, built once. */
@@ -599,6 +600,19 @@ void pragma_start_order(int n, int sess, uint64_t *rng, int *last, int *order)
 	memcpy(last, order, sizeof(int) * (size_t)n);
 }
 
+/* Warm-up calls per process in session sess of want rounds. The first
+ * session's processes make more calls than the verification run (3
+ * passes over the input sets), warm-up included: a kernel that turns lazy
+ * after the verification's calls does so while timed, and its timed
+ * outputs are wrong (timed_mismatch). Sessions of 2 rounds alone make
+ * 3 + 10 calls, fewer than 15. */
+static int session_warmup(const struct ctx *x, int sess, int want)
+{
+	int past_verify = 3 * x->o->n_sets + 1 - want * x->reps;
+
+	return sess == 0 && past_verify > x->warmup ? past_verify : x->warmup;
+}
+
 /* One session: every side started fresh, want rounds undisturbed on every
  * side (or three times as many made, or fewer when the first want show a
  * saturated machine: more would not help), then every side finished. */
@@ -606,14 +620,9 @@ static int session(struct ctx *x, int sess, int want, struct pragma_err *err)
 {
 	int rc = 0, made = 0, clean = 0, order[MAX_SIDES];
 
-	/* The first session's processes make more calls than the
-	 * verification run (3 passes over the input sets), warm-up included:
-	 * a kernel that turns lazy after the verification's calls does so
-	 * while timed, and its timed outputs are wrong (timed_mismatch).
-	 * Sessions of 2 rounds alone make 3 + 10 calls, fewer than 15. */
-	x->warm_now = x->warmup;
-	if (sess == 0 && x->warm_now < 3 * x->o->n_sets + 1 - want * x->reps)
-		x->warm_now = 3 * x->o->n_sets + 1 - want * x->reps;
+	x->warm_now = session_warmup(x, sess, want);
+	if (sess == 0)
+		x->first_warm = x->warm_now;
 	pragma_start_order(x->n, sess, &x->rng, x->last_order, order);
 	if (pragma_log_get_level() >= PRAGMA_LOG_DEBUG) {
 		char line[MAX_SIDES * 12] = "";
@@ -751,6 +760,7 @@ int pragma_session_run(struct pragma_side *sides, int n, const struct pragma_ses
 				"run_delay_threshold", PRAGMA_DISTURBANCE_OK, "max_attempts", x.max_attempts, "quiet_cpu_share",
 				QUIET_SHARE, "max_wait_ms", wait);
 	json_object_set_new(s->protocol, "sessions", json_integer(s->sessions));
+	json_object_set_new(s->protocol, "first_session_warmup", json_integer(x.first_warm));
 	for (int i = 0; i < n; i++)
 		if (!sides[i].so && sides[i].config)
 			json_object_set(sides[i].config, "protocol", s->protocol);
