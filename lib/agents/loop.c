@@ -179,13 +179,14 @@ static int render(struct loop *L, const char *name, json_t *vars, struct pragma_
 	return pragma_template_render_file(name, vars, out, err);
 }
 
-/* What every numbered listing is, said where it is shown. */
-static void listing_note(const char *fname, char *out, size_t len)
+/* What every numbered listing is, said where it is shown. Only a run
+ * that profiles has a profile that cites lines. */
+static void listing_note(const char *fname, int profiled, char *out, size_t len)
 {
 	snprintf(out, len,
-		 "Numbered as %s was compiled: `N | ` starts line N, the line the compiler and the profile cite as "
-		 "%s:N. The numbers are not part of the file.",
-		 fname, fname);
+		 "Numbered as %s was compiled: `N | ` starts line N, the line %s cite as %s:N. The numbers are not "
+		 "part of the file.",
+		 fname, profiled ? "the compiler and the profile" : "the compiler's messages", fname);
 }
 
 static json_t *run_vars(struct loop *L, int n)
@@ -212,7 +213,7 @@ static json_t *run_vars(struct loop *L, int n)
 		char fname[64], note[400];
 		snprintf(fname, sizeof(fname), "kernel%s", R->backend->ext);
 		json_object_set_new(v, "file_name", json_string(fname));
-		listing_note(fname, note, sizeof(note));
+		listing_note(fname, L->mode == PRAGMA_MODE_PRAGMA, note, sizeof(note));
 		json_object_set_new(v, "listing_note", json_string(note));
 	}
 	if (v) { /* the verifier's rule, per output (docs/verifier.md) */
@@ -917,8 +918,10 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 	pragma_store_attempt_put(R->store, R->run_id, n, 0, fields, &perr);
 
 	progress(L, n, "coding", NULL);
-	/* single mode has no profile and no Conductor: its system prompt says so */
+	/* single mode has no profile and no Conductor, n-pragma no profile:
+	 * the system prompt says so */
 	json_object_set_new(vars, "single", json_boolean(L->mode == PRAGMA_MODE_SINGLE));
+	json_object_set_new(vars, "profiled", json_boolean(L->mode == PRAGMA_MODE_PRAGMA));
 	if (render(L, "coder_system.md", vars, &sys, err) < 0 || coder_prompt(L, n, &user, err) < 0)
 		goto out;
 	if (L->resume_reply && L->resume_n == n) {

@@ -174,6 +174,12 @@ assert len(cond) == 5
 for r in cond:
     t = "\n".join(m["content"] for m in r["body"]["messages"][1:])
     assert "Profile of the current kernel" not in t and "Diagnosis" not in t and "What these metrics mean" not in t
+# Nothing in any request of the run speaks of a profile it never shows.
+for r in reqs:
+    t = "\n".join(m["content"] for m in r["body"]["messages"])
+    assert "the profile cite" not in t and "FMA count 0" not in t, t
+assert any("the line the compiler's messages cite as kernel.c:N" in m["content"]
+           for r in cond for m in r["body"]["messages"])
 PYEOF
 
 rm -rf "$W"

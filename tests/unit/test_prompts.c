@@ -322,12 +322,36 @@ static void sections_keep_line_breaks(void **state)
 		has(&out, "no best to compare with: give its speedup over the baseline");
 		has(&out, "On the run's last attempt the request asks instead for Verdict:, Bottleneck: and Summary:");
 		lacks(&out, "from this list");
-		if (prof)
+		if (prof) {
 			has(&out, "or one the glossary names).\n");
-		else
+			has(&out, "(static: 412 vs 318 per element block)");
+		} else {
+			/* Its example cites no metric the run never shows. */
 			lacks(&out, "Metrics:");
+			lacks(&out, "static:");
+			lacks(&out, "FMA count");
+			has(&out, "(an estimate from the code: this run has no profile)");
+		}
 		pragma_buf_release(&out);
 		json_decref(v);
+	}
+	/* The Coder's system prompt promises a profile only in a run that
+	 * makes one (pragma mode), and a Conductor only where there is one. */
+	for (int mode = 0; mode < 3; mode++) { /* pragma, n-pragma, single */
+		for (int cuda = 0; cuda < 2; cuda++) {
+			json_t *v = json_pack("{s:b, s:b}", "profiled", mode == 0, "single", mode == 2);
+			render(cuda ? "coder_system_cuda.md" : "coder_system.md", v, &out);
+			if (mode == 0)
+				has(&out, cuda ? "and profiles it with Nsight Compute; a Conductor" : "and profiles it; a Conductor");
+			else
+				lacks(&out, "profiles it");
+			if (mode == 1)
+				has(&out, cuda ? "baseline on the GPU; a Conductor reads" : "baseline; a Conductor reads");
+			if (mode == 2)
+				has(&out, "(no profile, no Conductor)");
+			pragma_buf_release(&out);
+			json_decref(v);
+		}
 	}
 	/* The Coder is told when its attempt is the last. */
 	for (int last = 0; last < 2; last++) {
