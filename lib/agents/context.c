@@ -104,6 +104,10 @@ void agents_work_text(const struct pragma_task *t, const struct pragma_machine *
 		if (t_fl > 0)
 			pragma_buf_addf(out, ", %.3f ms from compute", t_fl);
 		pragma_buf_addf(out, " — the %s roof binds.", t_fl > t_bw ? "compute" : "bandwidth");
+		if (t_fl <= t_bw && strcmp(method, "peak"))
+			/* A kernel can beat a measured roof by its noise: say so where the bound is given. */
+			pragma_buf_adds(out, " That roof is measured, not proven: a kernel a few percent under its time "
+					     "is at the roof, not past it.");
 		if (ms > 0 && t_fl > ms)
 			/* Never a fraction above 100%: a different amount of work. */
 			pragma_buf_addf(out, " The baseline runs the task's FLOP count at %.2fx the FP32 peak, so it does "
