@@ -823,6 +823,26 @@ UNCOUNTABLE_OPS = set("""cholesky cholesky_solve cholesky_inverse lu_solve lu_un
 triangular_solve svd _svd_helper eig symeig qr geqrf orgqr ormqr inverse det logdet slogdet solve
 lstsq matrix_exp pinverse stft istft nuclear_norm""".split())
 
+# Ops that evaluate a transcendental function (exp, log, tanh, erf, ...) per
+# element: each counts as one FLOP, though a vectorized one costs 10-20
+# instructions, so "flops_transcendental" reports how many of the FLOPs they are.
+TRANSCENDENTAL_OPS = set("""exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan sinh cosh
+asinh acosh atanh atan2 erf erfc erfinv logit lgamma digamma sinc sigmoid tanh gelu elu selu celu
+silu mish softplus log_sigmoid_forward logsigmoid logsumexp logcumsumexp""".split()) | SOFTMAX_OPS
+
+
+def op_transcendentals(name, args, out):
+    """Transcendental evaluations of one aten op: one per element it makes
+    (softmax and logsumexp: per input element)."""
+    if name not in TRANSCENDENTAL_OPS:
+        return 0
+    if name in SOFTMAX_OPS or name in ("logsumexp", "logcumsumexp"):
+        targs = [a for a in args if isinstance(a, torch.Tensor)]
+        return _numel(targs[0]) if targs else 0
+    outs = _tensors(out)
+    return _numel(outs[0]) if outs else 0
+
+
 # FLOPs per element of the first tensor argument (see bridge/README.md).
 INPUT_MULTIPLE = {}
 INPUT_MULTIPLE.update({op: 1 for op in REDUCE_OPS | CUMULATIVE_OPS - {"logcumsumexp"}})
@@ -926,6 +946,7 @@ def make_recorder():
         def __init__(self):
             self.ops = []
             self.flops = 0
+            self.transcendentals = 0
             self.flops_known = True
             self.uncountable = []
             self.unclassified = []
@@ -970,6 +991,7 @@ def make_recorder():
                     self.uncountable.append(full)
             else:
                 self.flops += flops
+                self.transcendentals += op_transcendentals(name, args, out)
             if not classified and full not in self.unclassified:
                 self.unclassified.append(full)
             self._track_norm(name, args, out)
@@ -1080,6 +1102,7 @@ class Analysis:
                 "outputs": outputs,
                 "flops": int(rec.flops) if known else None,
                 "flops_method": "aten-dispatch" if known else None,
+                "flops_transcendental": int(rec.transcendentals) if known else None,
                 "flops_unclassified_ops": rec.unclassified,
                 "bytes": int(nbytes),
                 "ops": rec.ops,

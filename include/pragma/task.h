@@ -45,6 +45,7 @@ struct pragma_task {
 	int n_inputs, n_outputs;
 	double flops;            /* < 0: unknown */
 	char flops_method[32];
+	double flops_transcendental; /* of flops, exp/log/tanh-like evaluations (1 FLOP each); 0: none or unknown */
 	double bytes;            /* minimal bytes: inputs read once, outputs written once */
 	double atol, rtol;       /* tolerance for float outputs: as stated, else the loosest output dtype's
 	                          * default; per output and in full: pragma_tolerance_resolve() */
@@ -111,6 +112,11 @@ const char *pragma_task_tolerance_str(const struct pragma_task *t, char *buf, si
 /* Bytes of the task's outputs (part of t->bytes): a task that writes
  * little is a read-only stream for the roofline. */
 double pragma_task_output_bytes(const struct pragma_task *t);
+
+/* The task's FLOP count as a request states it ("3.22e+09 FLOP (method), "),
+ * saying how many are transcendental evaluations counted as 1 FLOP each;
+ * nothing when the count is unknown. */
+void pragma_task_flops_text(const struct pragma_task *t, struct pragma_buf *out);
 
 /* JSON view (for `tasks show --json` and results). */
 json_t *pragma_task_json(const struct pragma_task *t);

@@ -78,8 +78,7 @@ void agents_work_text(const struct pragma_task *t, const struct pragma_machine *
 {
 	double ms = b->stats.median;
 
-	if (t->flops > 0)
-		pragma_buf_addf(out, "%.3g FLOP (%s), ", t->flops, t->flops_method);
+	pragma_task_flops_text(t, out);
 	pragma_buf_addf(out, "%.1f MiB minimal memory traffic (inputs read once, outputs written once)", t->bytes / 1048576.0);
 	if (t->flops > 0 && t->bytes > 0)
 		pragma_buf_addf(out, ", arithmetic intensity %.2f FLOP/byte", t->flops / t->bytes);

@@ -37,8 +37,7 @@ static void work_text(const struct pragma_task *t, const struct pragma_gpu_model
 {
 	double t_bw = 0, t_fl = 0;
 
-	if (t->flops > 0)
-		pragma_buf_addf(out, "%.3g FLOP (%s), ", t->flops, t->flops_method);
+	pragma_task_flops_text(t, out);
 	pragma_buf_addf(out, "%.1f MiB minimal memory traffic (inputs read once, outputs written once)",
 			t->bytes / 1048576.0);
 	if (t->flops > 0 && t->bytes > 0)

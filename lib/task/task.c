@@ -817,6 +817,8 @@ static int load_kernelbench(const char *path, struct pragma_task *t, struct prag
 	t->flops = json_is_number(fl) ? json_number_value(fl) : -1;
 	s = json_string_value(json_object_get(j, "flops_method"));
 	snprintf(t->flops_method, sizeof(t->flops_method), "%s", s ? s : "unknown");
+	fl = json_object_get(j, "flops_transcendental");
+	t->flops_transcendental = json_is_number(fl) && t->flops > 0 ? json_number_value(fl) : 0;
 	default_tolerance(t);
 	/* "# pragma: rtol=.. atol=.. (absolute) | atol_rms=.. (x RMS) norm=.." */
 	pragma_comment_value(src.data, "atol", tol, sizeof(tol));
@@ -914,6 +916,7 @@ json_t *pragma_task_json(const struct pragma_task *t)
 	json_object_set_new(o, "outputs", specs_json(t->outputs, t->n_outputs));
 	json_object_set_new(o, "flops", t->flops >= 0 ? json_real(t->flops) : json_null());
 	json_object_set_new(o, "flops_method", json_string(t->flops_method));
+	json_object_set_new(o, "flops_transcendental", json_real(t->flops_transcendental));
 	json_object_set_new(o, "bytes", json_real(t->bytes));
 	json_object_set_new(o, "atol", json_real(t->atol));
 	json_object_set_new(o, "rtol", json_real(t->rtol));
@@ -932,6 +935,19 @@ json_t *pragma_task_json(const struct pragma_task *t)
 	json_object_set_new(o, "source_name", json_string(t->source_name));
 	json_object_set_new(o, "source", json_string(t->source));
 	return o;
+}
+
+void pragma_task_flops_text(const struct pragma_task *t, struct pragma_buf *out)
+{
+	if (t->flops <= 0)
+		return;
+	pragma_buf_addf(out, "%.3g FLOP (%s", t->flops, t->flops_method);
+	/* A softmax's exp costs far more than the 1 FLOP it counts as. */
+	if (t->flops_transcendental > 0)
+		pragma_buf_addf(out, "; %.3g of them exp/log/tanh-like evaluations, counted as 1 FLOP each though each "
+				     "takes 10-20 instructions, so the compute bound understates this task",
+				t->flops_transcendental);
+	pragma_buf_adds(out, "), ");
 }
 
 double pragma_task_output_bytes(const struct pragma_task *t)

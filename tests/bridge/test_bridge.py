@@ -90,6 +90,15 @@ class InfoTests(unittest.TestCase):
         self.assertEqual(pb.parse_override("eps=1e-3"), ("eps", 1e-3))
         self.assertEqual(pb.parse_override("shape=(3, 4)"), ("shape", (3, 4)))
 
+    def test_transcendentals_counted_apart(self):
+        # softmax (5 FLOPs an element, one exp) + tanh (1) + add (1)
+        d = info("softmax_tanh")
+        self.assertEqual(d["flops"], 5 * 64 + 64 + 64)
+        self.assertEqual(d["flops_transcendental"], 64 + 64)
+        # x ** 2 and sqrt are no transcendentals; a matmul has none
+        self.assertEqual(info("rmsnorm")["flops_transcendental"], 0)
+        self.assertEqual(info("matmul")["flops_transcendental"], 0)
+
     def test_conv_params_and_exact_flops(self):
         d = info("conv")
         self.assertEqual(d["category"], "conv")
@@ -259,7 +268,7 @@ class CliTests(unittest.TestCase):
         self.assertTrue(d["ok"])
         self.assertEqual(d["flops"], 2 * 32 * 32 * 64)
         for key in ("name", "category", "category_source", "description", "constants", "inputs",
-                    "outputs", "flops", "flops_method", "bytes", "ops", "versions"):
+                    "outputs", "flops", "flops_method", "flops_transcendental", "bytes", "ops", "versions"):
             self.assertIn(key, d)
         self.assertEqual(set(d["versions"]), {"python", "torch", "numpy"})
 

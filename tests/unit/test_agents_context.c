@@ -123,6 +123,16 @@ static void work_text(void **state)
 	has(&b, "against the bandwidth roof it reaches 10%");
 	assert_null(strstr(b.data, "150%"));
 	assert_null(strstr(b.data, "measured, not proven")); /* the compute roof binds */
+	assert_null(strstr(b.data, "exp/log/tanh-like"));
+	pragma_buf_reset(&b);
+
+	/* A softmax: its exps count as 1 FLOP each, and the text says so. */
+	t.flops = 8.39e7;
+	t.flops_transcendental = 1.68e7;
+	strcpy(t.flops_method, "aten-dispatch");
+	agents_work_text(&t, &m, &base, &b);
+	has(&b, "8.39e+07 FLOP (aten-dispatch; 1.68e+07 of them exp/log/tanh-like evaluations, counted as 1 FLOP each "
+		"though each takes 10-20 instructions, so the compute bound understates this task), ");
 	pragma_buf_release(&b);
 }
 
