@@ -381,7 +381,7 @@ static const char *likely_causes(const char *status)
 	static const struct { const char *s, *c; } t[] = {
 		{ "compile_error", "- a syntax or type error at the line the compiler names; a missing include; an intrinsic that needs a -m flag" },
 		{ "link_forbidden", "- a call to a library function outside libc/libm/OpenMP/pthreads (file I/O, BLAS, dlopen, system)" },
-		{ "wrong_output", "- an index or stride error (check the layout: row-major, inputs in the order listed)\n- a reduction or tail loop that misses elements\n- a race between threads writing the same output" },
+		{ "wrong_output", "- an index or stride error (check the layout: row-major, inputs in the order listed)\n- a reduction or tail loop that misses elements\n- a race between threads writing the same output\n- lost precision, when every element is a little off rather than a few far off (the worst element and the norm-wise error say which): a long float sum in one accumulator, a fast exp/division approximation, a normalizer computed in a different order" },
 		{ "nan_output", "- outputs not fully written (they arrive as NaN)\n- division by zero or log/sqrt of a negative value\n- reading uninitialized memory" },
 		{ "modified_input", "- writing into an input buffer (use a temporary or the output)" },
 		{ "output_cached", "- results kept between calls (a static buffer or a memo): every call must compute from its inputs" },
