@@ -136,7 +136,8 @@ struct agents_best_view {
 	int n;                      /* its attempt (0: no best yet) */
 	const char *code;
 	double ms, speedup, lo, hi; /* its time and its speedup with the interval */
-	int same_rounds;            /* ms and speedup are from this attempt's rounds (no interval) */
+	int same_rounds;            /* ms and speedup are from the rounds of the attempt the request is about
+	                             * (the Conductor's) or of the last one (the Coder's); no interval */
 	int replaced;               /* this attempt replaces it (the Conductor's request) */
 };
 

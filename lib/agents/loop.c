@@ -73,6 +73,10 @@ struct loop {
 	char *best_code;
 	/* What the next Coder request builds on. */
 	char *last_code;            /* the code the instructions refer to */
+	struct {                    /* the best as the last attempt's session timed it (n: 0 when it did not) */
+		int n;
+		double ms, speedup;
+	} best_seen;
 	int last_code_n;            /* the attempt that wrote it (0: none) */
 	struct pragma_buf instructions, feedback;
 	json_t *extra_metrics;      /* requested by the Conductor */
@@ -635,6 +639,11 @@ static int coder_prompt(struct loop *L, int n, struct pragma_buf *user, struct p
 			bv.speedup = L->best.speedup;
 			bv.lo = L->best.vs_base.lo;
 			bv.hi = L->best.vs_base.hi;
+			if (L->best_seen.n == L->best_n) {
+				bv.same_rounds = 1;
+				bv.ms = L->best_seen.ms;
+				bv.speedup = L->best_seen.speedup;
+			}
 		}
 		agents_coder_code_vars(vars, n, L->last_code, L->last_code_n, &bv);
 		json_object_set_new(vars, "feedback", json_string(L->feedback.data));
@@ -1062,6 +1071,11 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 	}
 	pragma_buf_reset(&L->feedback);
 	verdict_text(L, &ev, &L->feedback);
+	/* The Coder's next request shows the best by the numbers of the
+	 * session it just read, not its own older ones. */
+	L->best_seen.n = !strcmp(ev.status, "ok") && ev.vs_best_n && !became_best ? ev.vs_best_n : 0;
+	L->best_seen.ms = ev.best_ms;
+	L->best_seen.speedup = ev.best_vs_base.ratio;
 	free(L->last_code);
 	L->last_code = strdup(code.code.len ? code.code.data : (L->best_code ? L->best_code : ""));
 	L->last_code_n = code.code.len ? n : L->best_code ? L->best_n : 0;

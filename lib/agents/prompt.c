@@ -95,12 +95,14 @@ void agents_code_listing(const char *code, struct pragma_buf *out)
 	}
 }
 
-/* "The best so far ...: attempt 3 — 12.36 ms, 1.59x over the baseline in ..." */
-static void best_heading(const struct agents_best_view *b, const char *which, struct pragma_buf *h)
+/* "The best so far ...: attempt 3 — 12.36 ms, 1.59x over the baseline in
+ * ...": rounds names the session when it is the one just shown. */
+static void best_heading(const struct agents_best_view *b, const char *which, const char *rounds,
+			 struct pragma_buf *h)
 {
 	pragma_buf_addf(h, "%s (the historical best): attempt %d — %.4g ms, %.2fx", which, b->n, b->ms, b->speedup);
 	if (b->same_rounds)
-		pragma_buf_adds(h, " over the baseline in this attempt's rounds");
+		pragma_buf_addf(h, " over the baseline in %s", rounds);
 	else
 		pragma_buf_addf(h, " [%.2f–%.2f] over the baseline in its own attempt's session", b->lo, b->hi);
 }
@@ -116,7 +118,8 @@ void agents_conductor_code_vars(json_t *vars, int n, const char *code, const str
 	}
 	pragma_buf_reset(&l);
 	if (b->n && b->code) {
-		best_heading(b, b->replaced ? "The best before this attempt" : "The best so far", &h);
+		best_heading(b, b->replaced ? "The best before this attempt" : "The best so far", "this attempt's rounds",
+			     &h);
 		/* The current kernel by its section's name, not a number: the
 		 * numbers depend on which sections a request holds. */
 		if (b->replaced)
@@ -167,7 +170,9 @@ void agents_coder_code_vars(json_t *vars, int n, const char *last_code, int last
 	if (b->n && b->code && !same) {
 		pragma_buf_reset(&h);
 		pragma_buf_reset(&l);
-		best_heading(b, "The best so far", &h);
+		char rounds[64];
+		snprintf(rounds, sizeof(rounds), "the rounds of your last kernel (attempt %d)", n - 1);
+		best_heading(b, "The best so far", rounds, &h);
 		agents_code_listing(b->code, &l);
 		json_object_set_new(vars, "best_heading", json_string(h.data));
 		json_object_set_new(vars, "best_code", json_string(l.data));

@@ -58,6 +58,12 @@ for i, p in enumerate(cond, 1):
             or (i == 1 and "is the new best" in p)), i
 assert "the same build as the best (attempt 1)" in cond[1]
 assert "This was the last attempt" in cond[3]
+# The Coder after attempt 3 (timed beside the best) reads the best by that
+# session's numbers, the ones its result shows, not attempt 1's own.
+coder = [p for a, r, p in rows if r == "coder"]
+assert len(coder) == 4, len(coder)
+assert "(the historical best): attempt 1 — " in coder[3], coder[3][-3000:]
+assert "over the baseline in the rounds of your last kernel (attempt 3)" in coder[3], coder[3][-3000:]
 EOF
 rm -rf "$W"
 finish

@@ -218,6 +218,21 @@ static void best_before_last_code(void **state)
 		has(&out, "## The best so far (attempt 3): your last reply (attempt 4) held no usable code");
 		lacks(&out, "## Your last kernel");
 		json_decref(v);
+
+		/* the last kernel's session timed the best too: the heading has
+		 * those numbers, the ones the result above it shows (a player
+		 * read 39.22 ms here beside 34.95 ms in the result) */
+		struct agents_best_view seen = b;
+		seen.same_rounds = 1;
+		seen.ms = 11.5;
+		seen.speedup = 1.71;
+		v = json_pack("{s:i, s:i}", "attempt", 5, "max_attempts", 5);
+		agents_coder_code_vars(v, 5, "int last_kernel;\n", 4, &seen);
+		render(coder[i], v, &out);
+		has(&out, "## The best so far (the historical best): attempt 3 — 11.5 ms, 1.71x over the baseline in the "
+			  "rounds of your last kernel (attempt 4)\n");
+		lacks(&out, "12.36");
+		json_decref(v);
 	}
 
 	/* The Conductor: section 1 is the best, section 2 the current kernel. */
