@@ -36,14 +36,27 @@ void agents_machine_text(const struct pragma_machine *m, struct pragma_buf *out)
 	/* What family/model means: unit widths, FMA latency, cache latencies. */
 	pragma_machine_uarch_text(m, out);
 	pragma_buf_addf(out, "- ISA: %s\n", m->isa);
-	pragma_buf_adds(out, "- Caches:");
+	int shared_ll = 0, shown = 0;
 	for (int i = 0; i < m->n_caches; i++)
-		if (strcmp(m->caches[i].type, "Instruction"))
-			pragma_buf_addf(out, " L%d%s %llu KiB (%d-way, shared by %d CPUs)%s", m->caches[i].level,
-					m->caches[i].level == 1 ? "d" : "",
-					(unsigned long long)(m->caches[i].size / 1024), m->caches[i].ways,
-					m->caches[i].shared_cpus, i + 1 < m->n_caches ? ";" : "");
-	pragma_buf_addch(out, '\n');
+		if (strcmp(m->caches[i].type, "Instruction")) {
+			const struct pragma_cache_level *c = &m->caches[i];
+			pragma_buf_adds(out, shown++ ? "" : "- Caches:");
+			pragma_buf_addf(out, " L%d%s %llu KiB (%d-way, ", c->level, c->level == 1 ? "d" : "",
+					(unsigned long long)(c->size / 1024), c->ways);
+			if (c->shared_cpus > 1)
+				pragma_buf_addf(out, "shared by %d CPUs)", c->shared_cpus);
+			else
+				pragma_buf_adds(out, "per core)");
+			pragma_buf_adds(out, i + 1 < m->n_caches ? ";" : "");
+			shared_ll |= c->shared_cpus > 1;
+		}
+	/* Players planned on re-reading 4 MiB rows from the L3 and asked
+	 * whether a VM's L3 is its own. */
+	if (m->hypervisor && shared_ll)
+		pragma_buf_adds(out, ". The sizes are what the virtual machine reports: the host's other guests may use "
+				     "the shared cache too, so data you expect to find in it may have left");
+	if (shown)
+		pragma_buf_addch(out, '\n');
 	if (!m->measured)
 		return;
 	pragma_buf_addf(out, "- Compute roof: %.0f GFLOP/s FP32 (%s FMA, all cores; %.0f on one core)\n", m->peak_gflops,

@@ -67,6 +67,24 @@ static void machine_text(void **state)
 	has(&b, "bytes = inputs read once + outputs written once, write-allocate not counted");
 	has(&b, "not the 85.1 GB/s that warm microbenchmarks show");
 	assert_null(strstr(b.data, "85.1 GB/s (best of"));   /* the old, unreachable "roof" */
+	assert_null(strstr(b.data, "Caches:"));               /* none known */
+	pragma_buf_reset(&b);
+
+	/* Caches: a private one is "per core" (not "shared by 1 CPUs"), and a
+	 * VM's shared one may hold the other guests' data too. */
+	m.n_caches = 2;
+	m.caches[0] = (struct pragma_cache_level){ .level = 1, .type = "Data", .size = 32768, .ways = 8, .line = 64,
+						   .shared_cpus = 1 };
+	m.caches[1] = (struct pragma_cache_level){ .level = 3, .type = "Unified", .size = 32 << 20, .ways = 16,
+						   .line = 64, .shared_cpus = 2 };
+	agents_machine_text(&m, &b);
+	has(&b, "- Caches: L1d 32 KiB (8-way, per core); L3 32768 KiB (16-way, shared by 2 CPUs). The sizes are what the "
+		"virtual machine reports: the host's other guests may use the shared cache too");
+	assert_null(strstr(b.data, "shared by 1 CPUs"));
+	pragma_buf_reset(&b);
+	m.hypervisor = 0;
+	agents_machine_text(&m, &b);
+	assert_null(strstr(b.data, "other guests"));
 	pragma_buf_release(&b);
 }
 
