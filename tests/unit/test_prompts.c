@@ -334,7 +334,7 @@ static void sections_keep_line_breaks(void **state)
 		render("conductor_system.md", v, &out);
 		has(&out, prof ? "absolute counts.\n3. For a failure" : "say how sure you are.\n3. For a failure");
 		has(&out, prof ? "change next.\n\nHow to reason:" : "lower bounds.\n\nHow to reason:");
-		has(&out, "no best to compare with: give its speedup over the baseline");
+		has(&out, "no best to compare with: it is an improvement (it becomes the best); give its speedup over the baseline");
 		has(&out, "On the run's last attempt the request asks instead for Verdict:, Bottleneck: and Summary:");
 		lacks(&out, "from this list");
 		if (prof) {
