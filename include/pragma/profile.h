@@ -99,6 +99,7 @@ struct pragma_remark {
 	int line;                /* in the kernel source; 0 unknown */
 	char text[384];          /* "possible aliasing", "expf (inside an innermost loop: ...)", a loop's model */
 	char code[384];          /* the source statement at line, its lines trimmed and joined */
+	double runs;             /* a call: times it ran per kernel call (sim, this build); < 0 unknown */
 };
 
 struct pragma_unavailable {
@@ -148,8 +149,9 @@ void pragma_profile_unavailable(struct pragma_profile *p, const char *collector,
 const char *pragma_profile_why(const struct pragma_profile *p, const char *collector);
 __attribute__((format(printf, 2, 3)))
 void pragma_profile_note(struct pragma_profile *p, const char *fmt, ...);
-void pragma_profile_remark(struct pragma_profile *p, enum pragma_remark_kind kind, int line, const char *text,
-			   const char *code);
+/* Adds a remark (or finds the same one) and returns it. */
+struct pragma_remark *pragma_profile_remark(struct pragma_profile *p, enum pragma_remark_kind kind, int line,
+					    const char *text, const char *code);
 
 /* Is this metric shown: in the default set, or named in extra (registry
  * names and perf:EVENT; "all" shows everything)? */

@@ -183,6 +183,16 @@ static void roofline_rules(const struct pragma_profile *p, struct pragma_diagnos
 	}
 }
 
+/* A call the simulation saw run so rarely that it cannot matter: its
+ * calls, at a generous 50 instructions each, are under 1% of the kernel's
+ * executed instructions (a tail loop, the last tile, an error path). */
+static int rarely_run(const struct pragma_profile *p, const struct pragma_remark *r)
+{
+	double insns;
+
+	return r->runs >= 0 && get(p, "sim.instructions", &insns) && insns > 0 && 50 * r->runs < 0.01 * insns;
+}
+
 static void vector_rules(const struct pragma_profile *p, const struct pragma_machine *m, struct pragma_diagnosis *d)
 {
 	double packed, fp_ops, bits, fma, mul, add_, v;
@@ -267,19 +277,24 @@ static void vector_rules(const struct pragma_profile *p, const struct pragma_mac
 		/* "expf (inside an innermost loop: depth 3 of pk_forward)": only
 		 * a call the loop analysis put there; "not in a loop" and "in a
 		 * loop, not the innermost" are cheap. */
-		if (p->remarks[i].kind == PRAGMA_REMARK_CALL && strstr(p->remarks[i].text, " (inside an innermost loop")) {
+		if (p->remarks[i].kind == PRAGMA_REMARK_CALL && strstr(p->remarks[i].text, " (inside an innermost loop") &&
+		    !rarely_run(p, &p->remarks[i])) {
 			char name[96];
 			snprintf(name, sizeof(name), "%.95s", p->remarks[i].text);
 			char *cut = strstr(name, " (inside");
 			if (cut)
 				*cut = 0;
 			const char *depth = strstr(p->remarks[i].text, "loop: ");
-			add(d, "calls-in-loop", 0.55,
-			    "calls %s inside an innermost loop%s%s%s%.*s: the call blocks vectorization and costs a call "
-			    "per iteration (static, from this build's disassembly)",
-			    name, p->remarks[i].line > 0 ? " at " : "",
-			    p->remarks[i].line > 0 ? where(p, p->remarks[i].line, w, sizeof(w)) : "", depth ? ", " : "",
-			    depth ? (int)strcspn(depth + 6, ")") : 0, depth ? depth + 6 : "");
+			struct pragma_finding *f =
+				add(d, "calls-in-loop", 0.55,
+				    "calls %s inside an innermost loop%s%s%s%.*s: the call blocks vectorization and costs a "
+				    "call per iteration (static, from this build's disassembly)",
+				    name, p->remarks[i].line > 0 ? " at " : "",
+				    p->remarks[i].line > 0 ? where(p, p->remarks[i].line, w, sizeof(w)) : "",
+				    depth ? ", " : "", depth ? (int)strcspn(depth + 6, ")") : 0, depth ? depth + 6 : "");
+			if (p->remarks[i].runs >= 0)
+				append(f, "; it ran %s times per pk_forward call (simulated on this build)",
+				       count(p->remarks[i].runs, w, sizeof(w)));
 			break;
 		}
 	for (size_t i = 0; i < p->n_remarks; i++) {

@@ -131,21 +131,23 @@ void pragma_profile_note(struct pragma_profile *p, const char *fmt, ...)
 	p->n_notes++;
 }
 
-void pragma_profile_remark(struct pragma_profile *p, enum pragma_remark_kind kind, int line, const char *text,
-			   const char *code)
+struct pragma_remark *pragma_profile_remark(struct pragma_profile *p, enum pragma_remark_kind kind, int line,
+					    const char *text, const char *code)
 {
 	struct pragma_remark *r;
 
 	for (size_t i = 0; i < p->n_remarks; i++)
 		if (p->remarks[i].kind == kind && p->remarks[i].line == line && !strcmp(p->remarks[i].text, text))
-			return;
+			return &p->remarks[i];
 	p->remarks = grow(p->remarks, p->n_remarks, sizeof(*p->remarks));
 	r = &p->remarks[p->n_remarks++];
 	memset(r, 0, sizeof(*r));
 	r->kind = kind;
 	r->line = line;
+	r->runs = -1;
 	snprintf(r->text, sizeof(r->text), "%s", text);
 	snprintf(r->code, sizeof(r->code), "%s", code ? code : "");
+	return r;
 }
 
 int pragma_profile_shown(const char *name, const char *const *extra, size_t n_extra)
@@ -217,6 +219,8 @@ json_t *pragma_profile_json(const struct pragma_profile *p, const char *const *e
 			json_object_set_new(j, "line", json_integer(r->line));
 		if (r->code[0])
 			json_object_set_new(j, "code", json_string(r->code));
+		if (r->runs >= 0)
+			json_object_set_new(j, "runs", json_real(r->runs));
 		json_array_append_new(rem, j);
 	}
 	for (size_t i = 0; i < p->n_notes; i++)
@@ -269,8 +273,10 @@ int pragma_profile_from_json(json_t *j, struct pragma_profile *p, struct pragma_
 			rk = PRAGMA_REMARK_NOT_VECTORIZED;
 		else if (!strcmp(kind, "loop"))
 			rk = PRAGMA_REMARK_LOOP;
-		pragma_profile_remark(p, rk, (int)json_integer_value(json_object_get(v, "line")), text,
-				      json_string_value(json_object_get(v, "code")));
+		struct pragma_remark *r = pragma_profile_remark(p, rk, (int)json_integer_value(json_object_get(v, "line")),
+								text, json_string_value(json_object_get(v, "code")));
+		if (json_is_number(json_object_get(v, "runs")))
+			r->runs = json_number_value(json_object_get(v, "runs"));
 	}
 	if (json_string_value(json_object_get(j, "source")))
 		snprintf(p->source_name, sizeof(p->source_name), "%s",
@@ -405,7 +411,9 @@ void pragma_profile_table(const struct pragma_profile *p, const char *const *ext
 			if (r->line > 0)
 				snprintf(where, sizeof(where), "%s:%d ", p->source_name[0] ? p->source_name : "kernel.c",
 					 r->line);
-			if (r->kind == PRAGMA_REMARK_CALL)
+			if (r->kind == PRAGMA_REMARK_CALL && r->runs >= 0)
+				pragma_buf_addf(out, "  %scalls %s; runs %.0f times per pk_forward call (sim)\n", where, r->text, r->runs);
+			else if (r->kind == PRAGMA_REMARK_CALL)
 				pragma_buf_addf(out, "  %scalls %s\n", where, r->text);
 			else if (r->kind == PRAGMA_REMARK_LOOP)
 				pragma_buf_addf(out, "  %sloop (llvm-mca): %s\n", where, r->text);

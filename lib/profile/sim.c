@@ -349,13 +349,15 @@ int pragma_sim_parse_mix(const char *cg_text, const char *objdump_text, const ch
 	if (profile_callgrind_costs(cg_text, so_name, &code, &cost) < 0)
 		goto out;
 	double fp = 0, packed = 0, fma = 0, total = 0, width_ir[3] = { 0 };
-	double line_ir[4096] = { 0 };
+	double line_ir[4096] = { 0 }, line_calls[4096] = { 0 };
 	for (size_t i = 0; i < code.n; i++) {
 		struct profile_iclass c;
 		double ir = cost[i];
 		if (ir <= 0)
 			continue;
 		profile_insn_class(&code.insns[i], &c);
+		if (c.call && code.insns[i].line > 0 && code.insns[i].line < 4096)
+			line_calls[code.insns[i].line] += ir;
 		total += ir;
 		if (c.fp) {
 			fp += ir;
@@ -369,6 +371,12 @@ int pragma_sim_parse_mix(const char *cg_text, const char *objdump_text, const ch
 	}
 	if (total <= 0)
 		goto out;
+	/* How often each call the static collector placed ran: one in an
+	 * innermost loop that runs a handful of times (a tail, a last tile)
+	 * costs nothing. A call instruction's Ir is its executions. */
+	for (size_t r = 0; r < p->n_remarks; r++)
+		if (p->remarks[r].kind == PRAGMA_REMARK_CALL && p->remarks[r].line > 0 && p->remarks[r].line < 4096)
+			p->remarks[r].runs = line_calls[p->remarks[r].line] / calls;
 	pragma_profile_set(p, "sim.fp_ops", fp / calls, "sim");
 	if (fp > 0) {
 		pragma_profile_set(p, "sim.fp_packed_pct", 100 * packed / fp, "sim");

@@ -9,6 +9,7 @@
 #    skips: the static and mca analysis of the same code is in
 #    unit/test_profile_mca, which needs no AVX-512;
 #  - calls at the top level and in an OpenMP region: not "in a loop";
+#  - calls in innermost loops counted by sim: the rare one is no finding;
 #  - a transpose through a stack tile: no spills.
 . "$(dirname "$0")/lib.bash"
 K=$PRAGMA_TEST_DATA/profile_kernels
@@ -70,6 +71,20 @@ jcheck "malloc, memcpy, free: at the top level of pk_forward" \
 jcheck "posix_memalign: in the OpenMP parallel region, with its line" \
 	"any(r['kind']=='call' and r['text'].startswith('posix_memalign (not in a loop: OpenMP parallel region') and r.get('line',0) > 0 for r in j['remarks'])"
 jcheck "no calls-in-loop finding" "not any(f['bottleneck']=='calls-in-loop' for f in j['diagnosis'])"
+
+echo "# two calls in innermost loops: one per element, one per row"
+expect_exit 0 "profile calls_counted" -- $PRAGMA profile 13_relu --set BATCH=2 --set DIM=8192 $K/calls_counted.c --collectors static,sim --json
+if $PY -c "import json,sys; sys.exit('sim' in json.load(open('/tmp/e2e.out.$$'))['unavailable'])"; then
+	jcheck "both calls are in innermost loops, statically" \
+		"sum(r['kind']=='call' and r['text'].split(' ')[0] in ('relu_rare','relu_hot') and 'innermost' in r['text'] for r in j['remarks']) == 2"
+	jcheck "sim counted their runs: 2 and 16382 per call" \
+		"sorted(round(r['runs']) for r in j['remarks'] if r['kind']=='call' and r['text'].split(' ')[0] in ('relu_rare','relu_hot')) == [2, 16382]"
+	jcheck "calls-in-loop names the hot call, with its runs, not the rare one" \
+		"[f['evidence'].split(' ')[1] for f in j['diagnosis'] if f['bottleneck']=='calls-in-loop'] == ['relu_hot'] and 'it ran ' in [f for f in j['diagnosis'] if f['bottleneck']=='calls-in-loop'][0]['evidence']"
+else
+	echo "skip - sim cannot run this build here: no call counts to check"
+	skipped=$((skipped + 1))
+fi
 
 echo "# a transpose through a stack tile"
 expect_exit 0 "profile transpose_stack_tile" -- $PRAGMA profile transpose --set N=80 --set M=48 $K/transpose_stack_tile.c --collectors static --json --metrics all

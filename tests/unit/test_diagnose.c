@@ -225,6 +225,7 @@ static void vector_details(void **state)
 	has(find(&d, "register-spills"), "32 vector registers");
 	has(find(&d, "calls-in-loop"), "expf inside an innermost loop at kernel.c:12");
 	assert_null(strstr(find(&d, "calls-in-loop")->evidence, "memset"));
+	assert_null(strstr(find(&d, "calls-in-loop")->evidence, "it ran")); /* no counts without sim */
 	has(find(&d, "latency-bound-reduction"), "kernel.c:8");
 	pragma_diagnosis_release(&d);
 	/* without a machine, ISA-dependent rules stay quiet */
@@ -232,6 +233,44 @@ static void vector_details(void **state)
 	assert_null(find(&d, "narrow-vectors"));
 	assert_null(find(&d, "no-fma"));
 	pragma_diagnosis_release(&d);
+	pragma_profile_release(&p);
+}
+
+/* Calls the simulation counted: one that ran a handful of times (a tail
+ * loop) is not a bottleneck, whatever loop holds it; one that runs per
+ * element is, with its count. */
+static void calls_counted(void **state)
+{
+	struct pragma_machine m = machine();
+	struct pragma_profile p;
+	struct pragma_diagnosis d;
+
+	(void)state;
+	base(&p, 1e9, 1e7, 1);
+	pragma_profile_set(&p, "sim.instructions", 2e6, "sim");
+	pragma_profile_remark(&p, PRAGMA_REMARK_CALL, 30, "relu_rare (inside an innermost loop: depth 1 of pk_forward)",
+			      NULL)->runs = 2;
+	pragma_profile_remark(&p, PRAGMA_REMARK_CALL, 33, "relu_hot (inside an innermost loop: depth 2 of pk_forward)",
+			      NULL)->runs = 16382;
+	pragma_diagnose(&p, &m, &d);
+	has(find(&d, "calls-in-loop"), "calls relu_hot inside an innermost loop at kernel.c:33");
+	has(find(&d, "calls-in-loop"), "it ran 16.4K times per pk_forward call (simulated on this build)");
+	assert_null(strstr(find(&d, "calls-in-loop")->evidence, "relu_rare"));
+	pragma_diagnosis_release(&d);
+	/* the hot one counted rare too: no finding at all */
+	p.remarks[1].runs = 100;
+	pragma_diagnose(&p, &m, &d);
+	assert_null(find(&d, "calls-in-loop"));
+	pragma_diagnosis_release(&d);
+	/* the counts survive the profile's JSON */
+	json_t *j = pragma_profile_json(&p, NULL, 0);
+	struct pragma_profile q;
+	pragma_profile_init(&q);
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	assert_int_equal(pragma_profile_from_json(j, &q, &err), 0);
+	assert_true(q.remarks[0].runs == 2 && q.remarks[1].runs == 100);
+	pragma_profile_release(&q);
+	json_decref(j);
 	pragma_profile_release(&p);
 }
 
@@ -572,7 +611,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(memory_bound),	 cmocka_unit_test(fewer_flops_than_counted), cmocka_unit_test(under_vectorized),
-		cmocka_unit_test(vector_details), cmocka_unit_test(parallelism),
+		cmocka_unit_test(vector_details), cmocka_unit_test(calls_counted), cmocka_unit_test(parallelism),
 		cmocka_unit_test(cache_reuse),	 cmocka_unit_test(speculation_and_topdown),
 		cmocka_unit_test(names_are_playbooks), cmocka_unit_test(compare),
 		cmocka_unit_test(compare_algorithm_change),
