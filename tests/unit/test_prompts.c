@@ -368,6 +368,16 @@ static void sections_keep_line_breaks(void **state)
 			json_decref(v);
 		}
 	}
+	/* Every Coder request says what the task is, in its own words (a
+	 * player found the later requests without the task's description). */
+	for (int i = 0; i < 2; i++) {
+		json_t *v = json_pack("{s:s, s:i, s:i, s:s}", "task_name", "43_conv1d", "attempt", 2, "max_attempts", 5,
+				      "task_description", "Standard 1D convolution, kernel 3.");
+		render(i ? "single_refine.md" : "coder_refine.md", v, &out);
+		has(&out, "attempt 2 of 5\n\nStandard 1D convolution, kernel 3.\n\n## The task's tensors and settings");
+		pragma_buf_release(&out);
+		json_decref(v);
+	}
 	/* The Coder is told when its attempt is the last. */
 	for (int last = 0; last < 2; last++) {
 		json_t *v = json_pack("{s:i, s:i, s:b}", "attempt", 5, "max_attempts", 5, "last", last);
