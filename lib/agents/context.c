@@ -127,6 +127,8 @@ void agents_work_text(const struct pragma_task *t, const struct pragma_machine *
 					     "roof it reaches %.0f%%, and a kernel doing the same is judged by that roof.",
 					t_fl / ms, 100 * t_bw / ms);
 		else if (ms > 0)
-			pragma_buf_addf(out, " The baseline reaches %.0f%% of it.", 100 * (t_fl > t_bw ? t_fl : t_bw) / ms);
+			pragma_buf_addf(out, " The baseline runs at %.0f%% of the %s roof (%.3f ms at the roof / its %.3f ms).",
+					100 * (t_fl > t_bw ? t_fl : t_bw) / ms, t_fl > t_bw ? "compute" : "bandwidth",
+					t_fl > t_bw ? t_fl : t_bw, ms);
 	}
 }

@@ -51,7 +51,9 @@ static void work_text(const struct pragma_task *t, const struct pragma_gpu_model
 			pragma_buf_addf(out, ", %.4f ms from FP32 compute (tensor cores go lower)", t_fl);
 		pragma_buf_addf(out, " — the %s roof binds.", t_fl > t_bw ? "compute" : "bandwidth");
 		if (ms > 0)
-			pragma_buf_addf(out, " The baseline reaches %.0f%% of it.", 100 * (t_fl > t_bw ? t_fl : t_bw) / ms);
+			pragma_buf_addf(out, " The baseline runs at %.0f%% of the %s roof (%.4f ms at the roof / its %.4f ms).",
+					100 * (t_fl > t_bw ? t_fl : t_bw) / ms, t_fl > t_bw ? "compute" : "bandwidth",
+					t_fl > t_bw ? t_fl : t_bw, ms);
 		pragma_buf_adds(out, " A kernel launch costs a few microseconds whatever it does.");
 	}
 }
