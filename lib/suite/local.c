@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,7 +50,10 @@ static double now_wall(void)
  * back over a close-on-exec pipe. The child stays in pragma's process group
  * and is registered as a single process (pragma/proc.h), so a signal that
  * ends bench (SIGHUP; SIGINT and SIGTERM when bench is not catching them
- * itself) stops it too: a pragma optimize then stops its own children. */
+ * itself) stops it too: a pragma optimize then stops its own children.
+ * A bench killed outright (SIGKILL, no handler) reaches it through the
+ * kernel: PR_SET_PDEATHSIG sends it SIGTERM, so no orphan runs on holding
+ * the measurement lock. */
 static pid_t spawn(char **argv, const char *log, const char *out, struct pragma_err *err)
 {
 	int pfd[2], e = 0;
@@ -60,6 +64,7 @@ static pid_t spawn(char **argv, const char *log, const char *out, struct pragma_
 	fflush(stdout);
 	fflush(stderr);
 	pragma_proc_block_signals(&old);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -78,6 +83,9 @@ static pid_t spawn(char **argv, const char *log, const char *out, struct pragma_
 		}
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		/* bench may have died before the prctl: then we are an orphan */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+			_exit(127);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		execv(argv[0], argv);
 		e = errno;

@@ -2,7 +2,8 @@
 # A killed `pragma bench` leaves no orphans: each element's `pragma optimize`
 # (lib/suite/local.c) dies with it, and takes the model it was waiting for
 # along. SIGHUP goes through the CLI's handler (pragma/proc.h's registry of
-# children), SIGTERM through bench's own interrupt path.
+# children), SIGTERM through bench's own interrupt path, SIGKILL (no handler
+# runs) through the kernel: the element's parent-death signal.
 . "$(dirname "$0")/lib.bash"
 command -v gcc >/dev/null || { echo "SKIP: no gcc"; exit 77; }
 W=$(mktemp -d /tmp/pragma-bench-sig-XXXXXX)
@@ -31,7 +32,7 @@ gone() { # PID...: all gone within 5 s
 	return 1
 }
 
-for sig in HUP TERM; do
+for sig in HUP TERM KILL; do
 	rm -f "$W"/*.pid
 	# A background job of a script ignores SIGINT; env gives it back.
 	env --default-signal=SIGINT $PRAGMA bench "$VADD" --llm "exec:$W/model.sh" --mode single --attempts 1 \
