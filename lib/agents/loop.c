@@ -324,6 +324,12 @@ static void timing_text(struct loop *L, const struct agents_eval *ev, struct pra
 				"the best: %.2fx [%.2f–%.2f], %s",
 				ev->vs_best_n, ev->best_ms, ev->best_vs_base.ratio, ev->vs_best.ratio, ev->vs_best.lo,
 				ev->vs_best.hi, cmp_word(&ev->vs_best));
+	/* What the noise lets these rounds resolve: players could not tell
+	 * whether a 5% idea was worth an attempt. */
+	if (ev->vs_best_n && !strcmp(cmp_word(&ev->vs_best), "not distinguishable") && ev->vs_best.lo > 0)
+		pragma_buf_addf(out, " (at this noise the interval spans about ±%.0f%%: a smaller change cannot be told "
+				     "apart in one attempt's rounds)",
+				100 * (sqrt(ev->vs_best.hi / ev->vs_best.lo) - 1));
 	if (ev->busy)
 		pragma_buf_adds(out, "\n- warning: the machine was busy during these rounds (few ran undisturbed): the "
 				     "numbers are less reliable than usual");

@@ -57,6 +57,10 @@ for i, p in enumerate(cond, 1):
     assert ("Decision: the best stays attempt 1" in p or "Decision: the same build as the best (attempt 1)" in p
             or (i == 1 and "is the new best" in p)), i
 assert "the same build as the best (attempt 1)" in cond[1]
+# An undecided comparison says what its rounds could resolve.
+for p in cond:
+    if "], not distinguishable" in p:
+        assert "(at this noise the interval spans about ±" in p, p
 assert "This was the last attempt" in cond[3]
 # The Coder after attempt 3 (timed beside the best) reads the best by that
 # session's numbers, the ones its result shows, not attempt 1's own.

@@ -88,6 +88,37 @@ static void machine_text(void **state)
 	pragma_buf_release(&b);
 }
 
+/* "What to beat" says what a cold cache is, from the baseline's protocol. */
+static void baseline_text(void **state)
+{
+	struct pragma_task t;
+	struct pragma_baseline b;
+	struct pragma_buf out = PRAGMA_BUF_INIT;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	memset(&b, 0, sizeof(b));
+	snprintf(b.kind, sizeof(b.kind), "pytorch");
+	b.stats.median = 13.2;
+	b.stats.min = 11.5;
+	b.stats.mean = 13.3;
+	b.stats.stdev = 1.3;
+	b.stats.count = 30;
+	b.config = json_pack("{s:s, s:{s:b, s:I}}", "torch", "1.13.0", "protocol", "cold", 1, "flush_bytes",
+			     (json_int_t)64 << 20);
+	agents_baseline_text(&t, &b, &out);
+	has(&out, "PyTorch 1.13.0 eager on the same cores: median 13.200 ms (min 11.500, stdev 9.8%, 30 calls, cold cache).");
+	has(&out, " Cold cache: before every call (yours and the baseline's alike) pragma writes a 64 MiB buffer, more "
+		  "than the last-level cache, so each call's inputs start in memory");
+	pragma_buf_reset(&out);
+	/* a warm protocol (or none recorded): no such sentence */
+	json_object_set_new(json_object_get(b.config, "protocol"), "cold", json_false());
+	agents_baseline_text(&t, &b, &out);
+	assert_null(strstr(out.data, "Cold cache:"));
+	pragma_buf_release(&out);
+	json_decref(b.config);
+}
+
 static void work_text(void **state)
 {
 	struct pragma_machine m = zen4();
@@ -185,6 +216,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(machine_text),
+		cmocka_unit_test(baseline_text),
 		cmocka_unit_test(work_text),
 		cmocka_unit_test(io_table_settings),
 	};
