@@ -327,6 +327,12 @@ int pragma_sim_parse_mix(const char *callgrind_text, const char *objdump_text, c
  * and loaded back from it; stores into stack arrays are not spills).
  * Loops are the natural loops of each function's control flow. */
 int pragma_static_parse_objdump(const char *text, struct pragma_profile *p);
+/* A "not vectorized" remark on a line whose code is packed vector
+ * instructions (intrinsics) says so: the compiler speaks of its own
+ * auto-vectorization, and the loop is vector code already. objdump_text is
+ * the build's disassembly (pragma_static_parse_objdump's). */
+void pragma_static_mark_vector_loops(const char *objdump_text, struct pragma_profile *p);
+
 /* Vectorization remarks from gcc -fopt-info-vec-all or clang
  * -Rpass=loop-vectorize -Rpass-missed=loop-vectorize
  * -Rpass-analysis=loop-vectorize output, for the file named source_name;

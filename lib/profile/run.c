@@ -244,6 +244,7 @@ static void run_static(const struct pragma_profile_opts *o, const char *so, cons
 	if (pragma_child_run(&c, &e) == 0 && c.exited && !c.exit_code) {
 		pragma_read_file(o->kernel_src, &src, 16 << 20, NULL);
 		pragma_static_parse_remarks(c.err.data, p->source_name, src.len ? src.data : NULL, p);
+		pragma_static_mark_vector_loops(ev->dis.data, p);
 	} else {
 		pragma_profile_note(p, "static: the compiler's vectorization remarks are missing (%s)", e.msg[0] ? e.msg : "compile failed");
 	}

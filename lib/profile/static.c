@@ -715,6 +715,30 @@ static void code_of(const char *source, int line, char *out, size_t len)
 	}
 }
 
+void pragma_static_mark_vector_loops(const char *objdump_text, struct pragma_profile *p)
+{
+	struct profile_code code;
+
+	if (profile_code_parse(objdump_text, p->source_name, &code) < 0)
+		return;
+	for (size_t r = 0; r < p->n_remarks; r++) {
+		struct pragma_remark *rm = &p->remarks[r];
+		int vec = 0;
+		if (rm->kind != PRAGMA_REMARK_NOT_VECTORIZED || rm->line <= 0)
+			continue;
+		for (size_t i = 0; i < code.n && !vec; i++) {
+			struct profile_iclass c;
+			if (code.insns[i].line != rm->line)
+				continue;
+			profile_insn_class(&code.insns[i], &c);
+			vec = c.fp == 2 && c.width >= 128;
+		}
+		if (vec && strlen(rm->text) + 80 < sizeof(rm->text))
+			strcat(rm->text, " (its code is packed vector instructions already: intrinsics or an unrolled body)");
+	}
+	profile_code_release(&code);
+}
+
 int pragma_static_parse_remarks(const char *text, const char *source_name, const char *source,
 				struct pragma_profile *p)
 {

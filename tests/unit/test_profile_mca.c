@@ -277,6 +277,25 @@ static void spill_rules(void **state)
 	pragma_profile_release(&p);
 }
 
+/* A compiler's "not vectorized" on an intrinsics loop is about its own
+ * vectorizer: the remark says the code is vector already (a player read
+ * such remarks as advice to vectorize a hand-vectorized loop). */
+static void vector_loops_marked(void **state)
+{
+	struct pragma_profile p;
+	char *dis = fixture("matmul_fma256.objdump");
+
+	(void)state;
+	profile_for(&p, "matmul_fma256.c");
+	pragma_profile_remark(&p, PRAGMA_REMARK_NOT_VECTORIZED, 23, "trip count unknown to the compiler", NULL);
+	pragma_profile_remark(&p, PRAGMA_REMARK_NOT_VECTORIZED, 1, "no vectype for stmt", NULL);
+	pragma_static_mark_vector_loops(dis, &p);
+	contains(p.remarks[0].text, "trip count unknown to the compiler (its code is packed vector instructions already");
+	assert_string_equal(p.remarks[1].text, "no vectype for stmt");
+	pragma_profile_release(&p);
+	free(dis);
+}
+
 /* ---- AVX-512 and sim ---- */
 
 static void sim_refuses_avx512(void **state)
@@ -759,7 +778,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(calls_located),	  cmocka_unit_test(natural_loops),
 		cmocka_unit_test(stack_tile_is_not_spilling), cmocka_unit_test(real_spills_found),
-		cmocka_unit_test(spill_rules),		  cmocka_unit_test(sim_refuses_avx512),
+		cmocka_unit_test(spill_rules),		  cmocka_unit_test(vector_loops_marked),
+		cmocka_unit_test(sim_refuses_avx512),
 		cmocka_unit_test(no_diagnosis_from_another_build), cmocka_unit_test(mca_model_choice),
 		cmocka_unit_test(mca_plan_avx512),	  cmocka_unit_test(loop_named_by_its_statement),
 		cmocka_unit_test(mca_port_bound_avx512),
