@@ -72,6 +72,10 @@ void pragma_task_facts_fill(struct pragma_task *t);
 /* The facts in a few Markdown lines ("- " bullets), for prompts and
  * `tasks show`; nothing when there are none. */
 void pragma_task_facts_text(const struct pragma_task *t, struct pragma_buf *out);
+/* The task's source as a model should read it: a KernelBench problem run
+ * with --set has its top-level assignments of those names show the values
+ * the bridge runs with (the file's own text kept in a comment). */
+void pragma_task_source_text(const struct pragma_task *t, struct pragma_buf *out);
 
 /* Load a task from a path: a .py file (KernelBench) or a folder with
  * task.json. overrides are "NAME=VALUE" strings (--set). For KernelBench

@@ -197,9 +197,11 @@ static json_t *run_vars(struct loop *L, int n)
 {
 	struct agents_run *R = &L->R;
 	struct pragma_buf io = PRAGMA_BUF_INIT, mach = PRAGMA_BUF_INIT, base = PRAGMA_BUF_INIT, work = PRAGMA_BUF_INIT;
+	struct pragma_buf src = PRAGMA_BUF_INIT;
 	json_t *v;
 
 	agents_io_table(&R->task, &io);
+	pragma_task_source_text(&R->task, &src);
 	agents_machine_text(&R->machine, &mach);
 	agents_baseline_text(&R->task, &R->baseline, &base);
 	agents_work_text(&R->task, &R->machine, &R->baseline, &work);
@@ -207,7 +209,7 @@ static json_t *run_vars(struct loop *L, int n)
 		      "task_name", R->task.name, "category", R->task.category, "task_description",
 		      R->task.description ? R->task.description : "", "io_table", io.data, "source_name",
 		      R->task.source_name, "source_lang", R->task.kind == PRAGMA_TASK_NATIVE ? "c" : "python", "source",
-		      R->task.source, "machine", mach.data, "baseline", base.data, "work", work.data, "threads",
+		      src.data ? src.data : "", "machine", mach.data, "baseline", base.data, "work", work.data, "threads",
 		      R->threads, "atol", R->task.atol, "rtol", R->task.rtol, "attempt", n, "max_attempts",
 		      R->o->attempts);
 	/* The target's own: kernel.h, the compile command, the hardware. */
@@ -228,6 +230,7 @@ static json_t *run_vars(struct loop *L, int n)
 	pragma_buf_release(&mach);
 	pragma_buf_release(&base);
 	pragma_buf_release(&work);
+	pragma_buf_release(&src);
 	return v;
 }
 

@@ -386,3 +386,53 @@ void pragma_task_facts_text(const struct pragma_task *t, struct pragma_buf *out)
 		pragma_buf_addch(out, '\n');
 	}
 }
+
+/* The override of NAME in "NAME=VALUE" strings, or NULL. */
+static const char *override_of(const struct pragma_task *t, const char *name, size_t len)
+{
+	for (int i = 0; i < t->n_overrides; i++)
+		if (!strncmp(t->overrides[i], name, len) && t->overrides[i][len] == '=')
+			return t->overrides[i] + len + 1;
+	return NULL;
+}
+
+void pragma_task_source_text(const struct pragma_task *t, struct pragma_buf *out)
+{
+	const char *p = t->source ? t->source : "";
+
+	if (t->kind != PRAGMA_TASK_KERNELBENCH || !t->n_overrides) {
+		pragma_buf_adds(out, p);
+		return;
+	}
+	/* The bridge runs the module with its top-level assignments of these
+	 * names replaced: so does the text a model reads, or it would write
+	 * a kernel for sizes that are not the ones it is tested with. */
+	pragma_buf_adds(out, "# pragma runs this problem with");
+	for (int i = 0; i < t->n_overrides; i++)
+		pragma_buf_addf(out, " --set %s", t->overrides[i]);
+	pragma_buf_adds(out, ": the assignments below carry those values.\n");
+	while (*p) {
+		size_t n = strcspn(p, "\n"), name = 0;
+		const char *v = NULL;
+
+		while (name < n && (p[name] == '_' || (p[name] >= 'A' && p[name] <= 'Z') ||
+				    (p[name] >= 'a' && p[name] <= 'z') || (name && p[name] >= '0' && p[name] <= '9')))
+			name++;
+		if (name) {
+			size_t k = name;
+			while (k < n && (p[k] == ' ' || p[k] == '\t'))
+				k++;
+			if (k < n && p[k] == '=' && (k + 1 >= n || p[k + 1] != '='))
+				v = override_of(t, p, name);
+		}
+		if (v)
+			pragma_buf_addf(out, "%.*s = %s  # --set; the file says: %.*s", (int)name, p, v, (int)n, p);
+		else
+			pragma_buf_add(out, p, n);
+		p += n;
+		if (*p == '\n') {
+			pragma_buf_addch(out, '\n');
+			p++;
+		}
+	}
+}

@@ -97,6 +97,33 @@ static void from_info(void **state)
 	free(t.facts);
 }
 
+/* A --set value replaces the top-level assignment of that name in the text
+ * shown, and nothing else: not a comparison, not another name's prefix. */
+static void source_overrides(void **state)
+{
+	struct pragma_task t;
+	struct pragma_buf b = PRAGMA_BUF_INIT;
+	char *ov[] = { "N=4", "EPS=0.1" };
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	t.kind = PRAGMA_TASK_KERNELBENCH;
+	t.source = "N = 1024\nNN = 7\nEPS=1e-5\nif N == 3:\n    N = 5\nx = N";
+	t.overrides = ov;
+	t.n_overrides = 2;
+	pragma_task_source_text(&t, &b);
+	assert_string_equal(b.data, "# pragma runs this problem with --set N=4 --set EPS=0.1: the assignments below "
+				    "carry those values.\n"
+				    "N = 4  # --set; the file says: N = 1024\nNN = 7\n"
+				    "EPS = 0.1  # --set; the file says: EPS=1e-5\nif N == 3:\n    N = 5\nx = N");
+	pragma_buf_release(&b);
+	/* Without --set the text is the file's. */
+	t.n_overrides = 0;
+	pragma_task_source_text(&t, &b);
+	assert_string_equal(b.data, t.source);
+	pragma_buf_release(&b);
+}
+
 static void native_sizes(void **state)
 {
 	struct pragma_task t;
@@ -148,6 +175,17 @@ static void kernelbench_tasks(void **state)
 	assert_string_equal(fact(&t, "init_arg", "dim")->value, "1");
 	assert_string_equal(fact(&t, "constant", "SCAN_DIM")->value, "1");
 	text_has(&t, "Model(dim=1)");
+	/* The source a model reads carries the values it is run with. */
+	{
+		struct pragma_buf b = PRAGMA_BUF_INIT;
+		pragma_task_source_text(&t, &b);
+		if (!strstr(b.data, "\nBATCH = 2  # --set; the file says: BATCH = 128\n") ||
+		    !strstr(b.data, "\nLENGTH = 64  # --set; the file says: LENGTH = 131072\n") ||
+		    !strstr(b.data, "# pragma runs this problem with --set BATCH=2 --set LENGTH=64"))
+			fail_msg("the source does not show the overrides:\n%s", b.data);
+		assert_null(strstr(b.data, "\nBATCH = 128\n"));
+		pragma_buf_release(&b);
+	}
 	pragma_task_release(&t);
 
 	/* max pooling: kernel, stride, padding by their names in __init__,
@@ -174,6 +212,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(from_info),
+		cmocka_unit_test(source_overrides),
 		cmocka_unit_test(native_sizes),
 		cmocka_unit_test(kernelbench_tasks),
 	};
