@@ -15,7 +15,8 @@
 #
 # Needs only the repository and a build: build-gpu/ (scripts/gpu-bundle.sh,
 # for machines without jansson/curl/sqlite/seccomp) or build/. State lives
-# under /tmp; with $OUT set (a device run) the table and the logs are copied
+# under /tmp; with $OUT set (a device run) the table (results.tsv) and the
+# logs (logs.tgz, one archive: a device run brings back few files) are saved
 # there as each step ends (a device command may be cut off at its limit);
 # no step runs past GPU_CHECK_HARD_LIMIT seconds (560). Exit 0 when nothing
 # failed.
@@ -96,9 +97,18 @@ if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then
 fi
 HARD=${GPU_CHECK_HARD_LIMIT:-560} # no step runs past this many seconds
 
+# save: the results and every step's output, as two files in $OUTDIR (a
+# device run brings back only a few files: one archive holds them all)
+save() {
+	[ -n "$OUTDIR" ] || return 0
+	cp "$RESULTS" "$OUTDIR/results.tsv" 2>/dev/null
+	(cd "$STATE" && tar czf "$OUTDIR/logs.tgz.tmp" --ignore-failed-read $(ls *.out *.err *.txt *.tsv \
+		optimize/requests.jsonl 2>/dev/null)) 2>/dev/null && mv "$OUTDIR/logs.tgz.tmp" "$OUTDIR/logs.tgz"
+}
+
 record() { # CHECK RESULT DETAIL
 	printf '%s\t%s\t%s\n' "$1" "$2" "$(echo "$3" | tr '\t\n' '  ' | cut -c1-300)" >>"$RESULTS"
-	[ -n "$OUTDIR" ] && cp "$RESULTS" "$OUTDIR/results.tsv" 2>/dev/null
+	save
 	[ "$2" = FAIL ] && FAILS=$((FAILS + 1))
 	printf '[%4ds] %-18s %-5s %s\n' $((SECONDS - START)) "$1" "$2" "$(echo "$3" | tr '\n' ' ' | cut -c1-200)"
 }
@@ -132,7 +142,7 @@ run() {
 	timeout --kill-after=10 "$t" "$@" >"$STATE/$name.out" 2>"$STATE/$name.err"
 	RC=$?
 	[ $RC = 124 ] && echo "gpu-check: timed out after $t s" >>"$STATE/$name.err"
-	[ -n "$OUTDIR" ] && cp "$STATE/$name.out" "$STATE/$name.err" "$OUTDIR/" 2>/dev/null
+	save
 }
 
 # jq-less JSON: j NAME EXPR evaluates EXPR with j = the JSON in NAME.out
@@ -224,7 +234,7 @@ if want profile-ncu; then
 		if [ -z "$NODEV" ]; then
 			# One more run that lets the injection's calls through and names
 			# them, and names the files Landlock refused it.
-			run profile-learn 300 env PRAGMA_CUDA_PROFILER_LEARN=1 "$PRAGMA" profile "${RELU[@]}" tests/cuda/kernels/relu.cu --json
+			run profile-learn 300 env PRAGMA_CUDA_PROFILER_LEARN=1 "$PRAGMA" -v profile "${RELU[@]}" tests/cuda/kernels/relu.cu --json
 			record profile-learn WARN "$(j profile-learn "[n for n in j.get('notes', []) if 'PRAGMA_CUDA_PROFILER_LEARN' in n] or j.get('unavailable', {}).get('ncu')") gpu.*: $(j profile-learn "len([k for k in j['metrics'] if k.startswith('gpu.')])")"
 		fi
 	fi
@@ -339,10 +349,7 @@ fi
 	[ -s "$STATE/suite.txt" ] && { echo; echo "tasks/gpu-l1, PyTorch eager on the GPU (median of 10) vs the README's estimate:"; cat "$STATE/suite.txt"; }
 } | tee "$STATE/summary.txt"
 
-if [ -n "$OUTDIR" ]; then
-	cp "$STATE"/*.out "$STATE"/*.err "$STATE"/*.txt "$STATE"/*.tsv "$OUTDIR/" 2>/dev/null
-	[ -d "$STATE/optimize" ] && cp "$STATE/optimize/requests.jsonl" "$OUTDIR/optimize-requests.jsonl" 2>/dev/null
-fi
+save
 [ $KEEP = 1 ] || [ $FAILS != 0 ] && echo "gpu-check: logs in $STATE"
 [ $KEEP = 1 ] || [ $FAILS != 0 ] || rm -rf "$STATE"
 [ $FAILS = 0 ]

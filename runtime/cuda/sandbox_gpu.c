@@ -26,8 +26,9 @@
  * outside the list are let through and named on stderr instead of
  * trapping ("pragma-cuda-harness: profiler mode lacks syscall 90
  * (chmod)"), and files opened outside what Landlock grants are named too
- * ("... denies open of /etc/foo"; Landlock still refuses them), so one run
- * on a new ncu or driver lists everything to add.
+ * ("... denies open of /etc/foo": Landlock only reports in learn mode, as
+ * a refused open can crash the injection before the rest is seen), so one
+ * run on a new ncu or driver lists everything to add.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -191,6 +192,9 @@ static int add_path(struct gpu_ll_rule *r, int n, int cap, const char *path, uin
 
 int gpu_sandbox_rules(const struct gpu_sandbox *sb, struct gpu_ll_rule *r, int cap)
 {
+	static const char *const name_service[] = { "/etc/hosts", "/etc/host.conf", "/etc/nsswitch.conf",
+						    "/etc/resolv.conf", "/etc/gai.conf", "/etc/localtime",
+						    "/etc/passwd", "/etc/group", "/usr/share/zoneinfo", NULL };
 	static const char *const lib_ro[] = { "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib",
 					      "/etc/ld.so.cache", "/proc/driver/nvidia", "/sys/devices",
 					      "/sys/bus/pci", "/proc/self", "/proc/cpuinfo", "/proc/meminfo",
@@ -227,6 +231,12 @@ int gpu_sandbox_rules(const struct gpu_sandbox *sb, struct gpu_ll_rule *r, int c
 			n = add_path(r, n, cap, tmp, rw, 1);
 		n = add_path(r, n, cap, "/dev/shm", rw, 0);
 		n = add_path(r, n, cap, "/proc", LL_READ, 0);
+		/* What the C library reads for the injection's connection to
+		 * the front end (getaddrinfo("localhost"), user and time
+		 * lookups), and the driver's and the device's attributes. */
+		for (int i = 0; name_service[i] && n < cap; i++)
+			n = add_path(r, n, cap, name_service[i], LL_READ, 1);
+		n = add_path(r, n, cap, "/sys", LL_READ, 0);
 	}
 	return n;
 }
@@ -582,7 +592,13 @@ int gpu_sandbox_enter(struct gpu_sandbox *sb, char *why, size_t len)
 		snprintf(why, len, "no_new_privs: %s", strerror(errno));
 		return -1;
 	}
-	if (sb->landlock_wanted) {
+	if (sb->landlock_wanted && learning(sb)) {
+		/* Learn mode lists what the profiler needs in one run: an open
+		 * that Landlock would refuse is named and let through, since a
+		 * refused one can end the run (a crash in the injection) before
+		 * the rest is seen. */
+		snprintf(sb->landlock, sizeof(sb->landlock), "report-only (PRAGMA_CUDA_PROFILER_LEARN)");
+	} else if (sb->landlock_wanted) {
 		int abi = gpu_landlock_abi(sb->landlock, sizeof(sb->landlock));
 		if (abi > 0) {
 			if (landlock(sb, abi, why, len) < 0)
