@@ -465,6 +465,85 @@ static void test_profile_mode(void **state)
 	pragma_buf_release(&work);
 }
 
+/* A profiler's injection is preloaded into the harness and opens its
+ * connection to the tool before main (ncu does). The harness closes
+ * inherited descriptors, but not under a profiler (request member
+ * "profiler": true): ncu's injection crashed at its first CUDA call when
+ * they were. Here a preloaded library holds fd 100 open and the kernel
+ * fails when it is gone. */
+static void test_profiler_keeps_tool_fds(void **state)
+{
+	char so[512], probe_so[512], pre[512], src[512], req[4400], mine[4400], cpu[4200];
+	struct pragma_buf work = PRAGMA_BUF_INIT, h = PRAGMA_BUF_INIT, env = PRAGMA_BUF_INIT;
+	struct pragma_run_opts o;
+	struct pragma_run_result r;
+	struct pragma_err err = PRAGMA_ERR_INIT;
+	json_error_t jerr;
+	json_t *rq;
+
+	(void)state;
+	NEED_CC();
+	build("plain", FWD "twice(in, out); return 0; }\n", so, sizeof(so));
+	build("needs_fd", "#include <fcntl.h>\n" FWD "if (fcntl(100, F_GETFD) < 0) return 7; twice(in, out); return 0; }\n",
+	      probe_so, sizeof(probe_so));
+	snprintf(src, sizeof(src), "%s/tool.c", tmp);
+	snprintf(pre, sizeof(pre), "%s/libtool.so", tmp);
+	write_text(tmp, "tool.c",
+		   "#include <fcntl.h>\n#include <unistd.h>\n"
+		   "__attribute__((constructor)) static void up(void) {\n"
+		   "  int fd = open(\"/dev/null\", O_WRONLY);\n  if (fd >= 0 && fd != 100) { dup2(fd, 100); close(fd); } }\n");
+	{
+		const char *argv[] = { "gcc", "-shared", "-fPIC", "-o", pre, src, NULL };
+		struct pragma_child c = PRAGMA_CHILD_INIT;
+		c.argv = argv;
+		assert_int_equal(pragma_child_run(&c, &err), 0);
+		if (!c.exited || c.exit_code)
+			fail_msg("gcc: %s", c.err.data);
+		pragma_child_release(&c);
+	}
+	/* A time-mode request as lib/sandbox/run.c writes it. */
+	opts(so, &work, &o);
+	o.time_mode = 1;
+	o.warmup = 1;
+	o.reps = 2;
+	assert_int_equal(pragma_run_kernel(&o, &r, &err), 0);
+	assert_true(r.ok);
+	pragma_run_result_release(&r);
+	snprintf(req, sizeof(req), "%s/request-time.json", work.data);
+	snprintf(mine, sizeof(mine), "%s/request-tool.json", work.data);
+	assert_int_equal(pragma_harness_path(&h, &err), 0);
+	snprintf(cpu, sizeof(cpu), "%s", h.data);
+	pragma_buf_addf(&env, "LD_PRELOAD=%s", pre);
+	for (int profiler = 0; profiler < 2; profiler++) {
+		const char *argv[] = { "env", env.data, cpu, mine, NULL };
+		struct pragma_child c = PRAGMA_CHILD_INIT;
+		json_t *a;
+
+		rq = json_load_file(req, 0, &jerr);
+		assert_non_null(rq);
+		json_object_set_new(rq, "kernel", json_string(probe_so));
+		json_object_set_new(rq, "profiler", json_boolean(profiler));
+		assert_int_equal(json_dump_file(rq, mine, 0), 0);
+		json_decref(rq);
+		c.argv = argv;
+		c.timeout_ms = 20000;
+		assert_int_equal(pragma_child_run(&c, &err), 0);
+		a = json_loadb(c.out.data, strcspn(c.out.data, "\n"), 0, &jerr);
+		if (!a)
+			fail_msg("no answer: %s", c.err.data);
+		if (profiler && !json_is_true(json_object_get(a, "ok")))
+			fail_msg("under a profiler the tool's descriptor was closed: %s",
+				 json_string_value(json_object_get(a, "message")));
+		if (!profiler && json_is_true(json_object_get(a, "ok")))
+			fail_msg("an inherited descriptor reached the kernel");
+		json_decref(a);
+		pragma_child_release(&c);
+	}
+	pragma_buf_release(&env);
+	pragma_buf_release(&h);
+	pragma_buf_release(&work);
+}
+
 /* pragma-cuda-harness reads its own members of the request: profiler
  * mode from sandbox.profiler, or from the top level where
  * lib/cuda/profile.c puts it. Its answer's sandbox report says what it
@@ -531,6 +610,7 @@ int main(void)
 		cmocka_unit_test(test_poison),
 		cmocka_unit_test(test_time_and_serve),
 		cmocka_unit_test(test_profile_mode),
+		cmocka_unit_test(test_profiler_keeps_tool_fds),
 		cmocka_unit_test(test_cuda_members),
 	};
 
