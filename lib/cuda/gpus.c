@@ -314,6 +314,11 @@ void pragma_gpu_roofline(double flops, double bytes, double median_ms, const str
 	fake.peak_gflops = m->peak_fp32_gflops;
 	fake.peak_gbs = m->peak_gbs;
 	pragma_roofline(flops, bytes, median_ms, &fake, p);
+	if (bytes > 0)
+		pragma_profile_note(p, "roofline: bandwidth roof %.0f GB/s is the device's peak (%s), not a figure "
+				       "measured under the timing protocol: streaming kernels reach less than it; bytes = "
+				       "inputs read once + outputs written once",
+				    m->peak_gbs, m->peak_source);
 	if (m->peak_tensor_gflops > 0)
 		pragma_profile_note(p,
 				    "roofline: FLOP peak is FP32 on CUDA cores (%.1f TFLOP/s); tensor cores reach %.0f "

@@ -97,6 +97,18 @@ static const char *sim_caveat(const struct pragma_profile *p)
 	return buf;
 }
 
+/* What the bandwidth roof is, from the roofline's note: a GPU's peak
+ * (datasheet or memory clocks, lib/cuda/gpus.c) is no figure a kernel timed
+ * by pragma was seen to reach. */
+static const char *bw_roof_kind(const struct pragma_profile *p)
+{
+	for (size_t i = 0; i < p->n_notes; i++)
+		if (!strncmp(p->notes[i], "roofline: bandwidth roof", 24) &&
+		    strstr(p->notes[i], "not a figure measured under the timing protocol"))
+			return "the device's peak, not measured under the timing protocol";
+	return "the best a streaming kernel reaches under the same timing protocol";
+}
+
 /* Roofline rules. The bandwidth roof is what a streaming kernel reaches
  * under the timing protocol (roof.peak_gbs), not the highest peak ever
  * measured. A task FLOP rate above the FP32 peak means fewer FLOPs done than
@@ -124,9 +136,8 @@ static void roofline_rules(const struct pragma_profile *p, struct pragma_diagnos
 		if (pct_bw >= 40) {
 			struct pragma_finding *f =
 				add(d, "memory-bound", 0.4 + 0.6 * fmin(pct_bw, 100) / 100,
-				    "memory-bound: %.1f GB/s = %.0f%% of the bandwidth roof (%.1f GB/s, the best a "
-				    "streaming kernel reaches under the same timing protocol)",
-				    gbs, pct_bw, v);
+				    "memory-bound: %.1f GB/s = %.0f%% of the bandwidth roof (%.1f GB/s, %s)", gbs, pct_bw,
+				    v, bw_roof_kind(p));
 			if (fewer)
 				append(f, "; the task's FLOP count runs at %.2fx the FP32 peak, so the kernel does fewer "
 					  "FLOPs than counted (Winograd/Strassen-like) and bandwidth is its roof",
@@ -145,11 +156,10 @@ static void roofline_rules(const struct pragma_profile *p, struct pragma_diagnos
 			/* A cheaper algorithm is compute-bound on FLOPs nobody
 			 * counted: a low bandwidth share is no sign of waste. */
 			add(d, "far-from-roof", 0.6,
-			    "far from the roof: %.1f GB/s is %.0f%% of the bandwidth roof (%.1f GB/s, the best a streaming "
-			    "kernel reaches under the same timing protocol) although the memory roof binds (%s); the "
-			    "kernel leaves bandwidth unused: too little parallelism, strided or dependent accesses, or "
-			    "scalar code",
-			    gbs, pct_bw, v,
+			    "far from the roof: %.1f GB/s is %.0f%% of the bandwidth roof (%.1f GB/s, %s) although the "
+			    "memory roof binds (%s); the kernel leaves bandwidth unused: too little parallelism, strided "
+			    "or dependent accesses, or scalar code",
+			    gbs, pct_bw, v, bw_roof_kind(p),
 			    have_ai ? (snprintf(a, sizeof(a), "intensity %.3g < ridge %.3g", ai, ridge), a)
 				    : "no FLOP count");
 		}
