@@ -545,6 +545,8 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 	 * instead of instructing a Coder who will not come. */
 	if (n >= L->R.o->attempts)
 		json_object_set_new(vars, "last", json_true());
+	else if (n + 1 == L->R.o->attempts)
+		json_object_set_new(vars, "next_last", json_true());
 	if (render(L, "conductor.md", vars, &user, err) < 0)
 		goto out;
 	/* The glossary goes in last, into the room the rest leaves (at most a

@@ -389,6 +389,22 @@ static void sections_keep_line_breaks(void **state)
 		pragma_buf_release(&out);
 		json_decref(v);
 	}
+	/* The Conductor before the last attempt is told its actions are the
+	 * last carried out; the last one summarizes, the others neither. */
+	for (int k = 0; k < 3; k++) {
+		json_t *v = json_pack("{s:b, s:b}", "last", k == 2, "next_last", k == 1);
+		render("conductor.md", v, &out);
+		if (k == 1)
+			has(&out, "The next attempt is the run's last");
+		else
+			lacks(&out, "The next attempt is the run's last");
+		if (k == 2)
+			has(&out, "This was the last attempt of the run");
+		else
+			has(&out, "Answer with Verdict:, Bottleneck:, Actions:");
+		pragma_buf_release(&out);
+		json_decref(v);
+	}
 }
 
 /* The numbered sections of a request, in order, must read 1, 2, 3, ...
