@@ -47,7 +47,7 @@ static const char usage[] =
 struct flags {
 	const char *llm, *mode, *db, *out, *resume, *backend, *suite_run;
 	int attempts, candidates, patience, no_cache, trajectory;
-	int attempts_given;
+	int attempts_given, trajectory_given;
 	double target_speedup, target_roof;
 };
 
@@ -71,8 +71,10 @@ static int extra(int argc, char **argv, int i, void *ctx)
 		return cli_str_arg(argc, argv, i, &f->backend);
 	if (!strcmp(argv[i], "--suite-run"))
 		return cli_str_arg(argc, argv, i, &f->suite_run);
-	if (!strcmp(argv[i], "--trajectory"))
+	if (!strcmp(argv[i], "--trajectory")) {
+		f->trajectory_given = 1;
 		return cli_int_arg(argc, argv, i, &f->trajectory);
+	}
 	if (!strcmp(argv[i], "--no-cache")) {
 		f->no_cache = 1;
 		return 1;
@@ -356,6 +358,10 @@ int cmd_optimize(int argc, char **argv)
 			o.backend = pragma_backend_find(json_string_value(json_object_get(cfg, "backend")), NULL);
 		if (json_is_integer(json_object_get(cfg, "attempts")) && !attempts_given)
 			o.attempts = (int)json_integer_value(json_object_get(cfg, "attempts"));
+		/* A suite's trajectory: the exec provider's model sees it as
+		 * PRAGMA_TRAJECTORY, and the run stays that trajectory's. */
+		if (json_is_integer(json_object_get(cfg, "trajectory")) && !f.trajectory_given)
+			o.trajectory = (int)json_integer_value(json_object_get(cfg, "trajectory"));
 		if (!c.n_sets) {
 			json_t *ov = json_object_get(cfg, "overrides");
 			size_t i;

@@ -12,8 +12,8 @@ MODEL="exec:$S/exec_model.sh"
 
 # Kill pragma while the Coder of attempt 3 is thinking, then resume.
 touch "$SLOW_FLAG"
-$PRAGMA optimize "$TASK" --set N=65536 --llm "$MODEL" --mode n-pragma --attempts 4 --db "$W/p.db" --json \
-	>"$W/first.json" 2>"$W/first.err" &
+ENV_LOG=$W/env.log $PRAGMA optimize "$TASK" --set N=65536 --llm "$MODEL" --mode n-pragma --attempts 4 --db "$W/p.db" \
+	--suite-run s-resume-test --trajectory 2 --json >"$W/first.json" 2>"$W/first.err" &
 PID=$!
 for _ in $(seq 600); do
 	n=$($PRAGMA runs --db "$W/p.db" --json 2>/dev/null | $PY -c \
@@ -29,7 +29,14 @@ RUN=$($PRAGMA runs --db "$W/p.db" --json | $PY -c 'import json,sys; print(json.l
 expect_exit 0 "the killed run is in the store" -- $PRAGMA runs show "$RUN" --db "$W/p.db" --json
 jcheck "attempts 1 and 2 finished before the kill; the run reads as interrupted (its process is gone)" \
 	"[a['stage'] for a in j['attempts'] if a['n'] <= 2] == ['done', 'done'] and j['status'] == 'interrupted'"
-expect_exit 0 "resume" -- $PRAGMA optimize --resume "$RUN" --db "$W/p.db" --json
+: >"$W/env.log"
+ENV_LOG=$W/env.log expect_exit 0 "resume" -- $PRAGMA optimize --resume "$RUN" --db "$W/p.db" --json
+# The model of a suite's trajectory 2 is told so after the resume too.
+if grep -q . "$W/env.log" && ! grep -qv 'trajectory=2$' "$W/env.log"; then
+	ok "the resumed run's model calls carry PRAGMA_TRAJECTORY=2"
+else
+	bad "the resumed run's model calls carry PRAGMA_TRAJECTORY=2: $(tr '\n' ';' <"$W/env.log")"
+fi
 jcheck "all 4 attempts, each once" "[a['n'] for a in j['attempts']] == [1, 2, 3, 4]"
 jcheck "best is the fast kernel" "j['best']['attempt'] in (2, 4)"
 expect_exit 0 "store after resume" -- $PRAGMA runs show "$RUN" --db "$W/p.db" --json
