@@ -389,6 +389,17 @@ static void sections_keep_line_breaks(void **state)
 		pragma_buf_release(&out);
 		json_decref(v);
 	}
+	/* The Coder may overrule instructions that contradict the
+	 * measurements, and says so (players followed a misreading). */
+	{
+		json_t *v = json_pack("{s:s}", "instructions", "Unroll by 8.");
+		render("coder_refine.md", v, &out);
+		has(&out, "## The Conductor's instructions\nThe Conductor reads the same measurements you are given here, "
+			  "and can misread them");
+		has(&out, "say in your plan what you did instead and why.\n\nUnroll by 8.");
+		pragma_buf_release(&out);
+		json_decref(v);
+	}
 	/* The Conductor before the last attempt is told its actions are the
 	 * last carried out; the last one summarizes, the others neither. */
 	for (int k = 0; k < 3; k++) {
