@@ -12,6 +12,7 @@
 #include "pragma/report.h"
 #include "pragma/store.h"
 #include "pragma/task.h"
+#include "pragma/timing.h"
 
 static const char usage[] =
 	"usage: pragma optimize TASK [--llm SPEC] [--mode pragma|n-pragma|single] [--attempts N]\n"
@@ -205,6 +206,7 @@ static void print_trace(const char *db, const char *run_id)
 		printf("note: the Conductor's text was %s.\n", pragma_report_replay_note);
 	json_array_foreach(json_object_get(run, "attempts"), i, a) {
 		json_t *c = json_object_get(a, "conductor"), *d = NULL, *x, *spr = json_object_get(a, "speedup_spread");
+		char iv[72];
 		size_t k;
 		const char *st = json_string_value(json_object_get(a, "status"));
 		if (json_integer_value(json_object_get(a, "candidate")))
@@ -218,8 +220,9 @@ static void print_trace(const char *db, const char *run_id)
 		if (json_is_number(json_object_get(a, "speedup"))) {
 			printf(", %.2fx", json_number_value(json_object_get(a, "speedup")));
 			if (json_is_number(json_object_get(spr, "lo")) && json_is_number(json_object_get(spr, "hi")))
-				printf(" [%.2f–%.2f%s]", json_number_value(json_object_get(spr, "lo")),
-				       json_number_value(json_object_get(spr, "hi")),
+				printf(" [%s%s]", pragma_interval_str(json_number_value(json_object_get(spr, "lo")),
+								  json_number_value(json_object_get(spr, "hi")), iv,
+								  sizeof(iv)),
 				       !strcmp(pragma_bench_spread_kind(spr) ?: "", "95% interval") ? ", 95% interval" :
 												    ", older run: interquartile range");
 		}
@@ -415,14 +418,16 @@ int cmd_optimize(int argc, char **argv)
 	if (json_is_object(best)) {
 		json_t *sp = json_object_get(best, "speedup_spread"), *fin = json_object_get(best, "final");
 		json_t *own = json_object_get(best, "in_its_attempt");
+		char iv[72];
 		char cond[320];
 		/* The attempt's one time is its session's; the final comparison
 		 * is a session of its own, and says so. */
 		printf("best:      attempt %lld", (long long)json_integer_value(json_object_get(best, "attempt")));
 		if (json_is_object(own))
-			printf(": %.3f ms, %.2fx [%.2f–%.2f] in its attempt's session",
+			printf(": %.3f ms, %.2fx [%s] in its attempt's session",
 			       json_number_value(json_object_get(own, "time_ms")), json_number_value(json_object_get(own, "speedup")),
-			       json_number_value(json_object_get(own, "lo")), json_number_value(json_object_get(own, "hi")));
+			       pragma_interval_str(json_number_value(json_object_get(own, "lo")),
+						   json_number_value(json_object_get(own, "hi")), iv, sizeof(iv)));
 		printf("\n");
 		if (json_is_object(fin)) {
 			int busy = pragma_bench_final_text(fin, cond, sizeof(cond));
@@ -431,8 +436,9 @@ int cmd_optimize(int argc, char **argv)
 			       json_number_value(json_object_get(fin, "baseline_ms")),
 			       json_number_value(json_object_get(best, "speedup")));
 			if (sp)
-				printf(" [%.2f–%.2f, 95%% interval]", json_number_value(json_object_get(sp, "lo")),
-				       json_number_value(json_object_get(sp, "hi")));
+				printf(" [%s, 95%% interval]", pragma_interval_str(json_number_value(json_object_get(sp, "lo")),
+										json_number_value(json_object_get(sp, "hi")),
+										iv, sizeof(iv)));
 			printf("\n           (%s)\n", cond);
 			if (busy && json_is_string(json_object_get(best, "warning")))
 				printf("WARNING:   %s\n", json_string_value(json_object_get(best, "warning")));

@@ -228,4 +228,8 @@ double pragma_interval_stretch(int clusters);
 double pragma_looks_stretch(int looks);
 /* "1.03x [0.97–1.09], not distinguishable" */
 const char *pragma_ratio_str(const struct pragma_ratio *r, char *buf, size_t len);
+/* "lo–hi" of a ratio's interval: two decimals, three for a bound that two
+ * would show as 1.00 without being 1 ("1.004–1.06", not "1.00–1.06", for an
+ * interval that lies above 1). Every interval pragma prints uses it. */
+const char *pragma_interval_str(double lo, double hi, char *buf, size_t len);
 #endif

@@ -237,6 +237,7 @@ static json_t *run_vars(struct loop *L, int n)
 /* Verdict text for the Conductor or the Coder: status, message, timing. */
 static void round_text(struct loop *L, struct pragma_buf *out)
 {
+	char iv[72];
 	size_t i;
 	json_t *v;
 
@@ -260,10 +261,11 @@ static void round_text(struct loop *L, struct pragma_buf *out)
 			pragma_buf_adds(out, " ← chosen");
 			if (json_is_number(json_object_get(again, "speedup")))
 				pragma_buf_addf(out, "; timed again alone (the fastest of several is favored by its own "
-						     "noise): %.2fx [%.2f–%.2f], the attempt's number",
+						     "noise): %.2fx [%s], the attempt's number",
 						json_number_value(json_object_get(again, "speedup")),
-						json_number_value(json_object_get(again, "lo")),
-						json_number_value(json_object_get(again, "hi")));
+						pragma_interval_str(json_number_value(json_object_get(again, "lo")),
+								    json_number_value(json_object_get(again, "hi")), iv,
+								    sizeof(iv)));
 			else if (again)
 				pragma_buf_addf(out, "; timed again alone: %s",
 						json_string_value(json_object_get(again, "status")) ?: "failed");
@@ -301,6 +303,7 @@ static const char *cmp_word(const struct pragma_ratio *r)
 /* The session's numbers, each with what it is. */
 static void timing_text(struct loop *L, const struct agents_eval *ev, struct pragma_buf *out)
 {
+	char iv[72];
 	json_t *p = json_object_get(ev->timing, "protocol");
 
 	long long kept = json_integer_value(json_object_get(p, "rounds")),
@@ -319,14 +322,14 @@ static void timing_text(struct loop *L, const struct agents_eval *ev, struct pra
 	pragma_buf_addf(out, "\n- this kernel%s: %.4g ms (the spread of its calls: min %.4g, max %.4g)",
 			json_array_size(ev->tune_table) ? " (the chosen variant)" : "", ev->time_ms, ev->time.min,
 			ev->time.max);
-	pragma_buf_addf(out, "\n- the baseline (%s), same rounds: %.4g ms → speedup %.2fx [%.2f–%.2f]", L->R.baseline.kind,
-			ev->base_ms, ev->speedup, ev->vs_base.lo, ev->vs_base.hi);
+	pragma_buf_addf(out, "\n- the baseline (%s), same rounds: %.4g ms → speedup %.2fx [%s]", L->R.baseline.kind,
+			ev->base_ms, ev->speedup, pragma_interval_str(ev->vs_base.lo, ev->vs_base.hi, iv, sizeof(iv)));
 	if (ev->vs_best_n)
 		pragma_buf_addf(out,
 				"\n- the best (attempt %d), same rounds: %.4g ms (%.2fx over the baseline) → this kernel vs "
-				"the best: %.2fx [%.2f–%.2f], %s",
-				ev->vs_best_n, ev->best_ms, ev->best_vs_base.ratio, ev->vs_best.ratio, ev->vs_best.lo,
-				ev->vs_best.hi, cmp_word(&ev->vs_best));
+				"the best: %.2fx [%s], %s",
+				ev->vs_best_n, ev->best_ms, ev->best_vs_base.ratio, ev->vs_best.ratio,
+				pragma_interval_str(ev->vs_best.lo, ev->vs_best.hi, iv, sizeof(iv)), cmp_word(&ev->vs_best));
 	/* What the noise lets these rounds resolve: players could not tell
 	 * whether a 5% idea was worth an attempt. */
 	if (ev->vs_best_n && !strcmp(cmp_word(&ev->vs_best), "not distinguishable") && ev->vs_best.lo > 0)
@@ -340,6 +343,8 @@ static void timing_text(struct loop *L, const struct agents_eval *ev, struct pra
 
 static void verdict_text(struct loop *L, const struct agents_eval *ev, struct pragma_buf *out)
 {
+	char iv[72];
+
 	if (!strcmp(ev->status, "ok")) {
 		pragma_buf_addf(out, "Correct on all %d input sets.\n", L->R.n_sets);
 		timing_text(L, ev, out);
@@ -358,10 +363,11 @@ static void verdict_text(struct loop *L, const struct agents_eval *ev, struct pr
 				json_t *t = json_object_get(row, "time_ms");
 				pragma_buf_addf(out, "\n- %s → ", d ? d : "?");
 				if (json_is_number(t))
-					pragma_buf_addf(out, "%.4g ms, %.2fx [%.2f–%.2f]%s", json_number_value(t),
+					pragma_buf_addf(out, "%.4g ms, %.2fx [%s]%s", json_number_value(t),
 							json_number_value(json_object_get(row, "speedup")),
-							json_number_value(json_object_get(row, "lo")),
-							json_number_value(json_object_get(row, "hi")),
+							pragma_interval_str(json_number_value(json_object_get(row, "lo")),
+									    json_number_value(json_object_get(row, "hi")),
+									    iv, sizeof(iv)),
 							json_is_true(json_object_get(row, "chosen")) ? " ← chosen" : "");
 				else {
 					/* A rejected variant's reason, not just its category:
@@ -416,6 +422,7 @@ static const char *likely_causes(const char *status)
  * the best of its time: the best kept follows from these lines. */
 static void history_text(struct loop *L, struct pragma_buf *out)
 {
+	char iv[72];
 	size_t i;
 	json_t *h;
 	long long best_now = 0;
@@ -427,13 +434,15 @@ static void history_text(struct loop *L, struct pragma_buf *out)
 		pragma_buf_addf(out, "- attempt %lld: %s", (long long)json_integer_value(json_object_get(h, "n")),
 				json_string_value(json_object_get(h, "status")));
 		if (json_is_number(sp))
-			pragma_buf_addf(out, ", %.2fx [%.2f–%.2f] over the baseline", json_number_value(sp),
-					json_number_value(json_object_get(h, "lo")), json_number_value(json_object_get(h, "hi")));
+			pragma_buf_addf(out, ", %.2fx [%s] over the baseline", json_number_value(sp),
+					pragma_interval_str(json_number_value(json_object_get(h, "lo")),
+							    json_number_value(json_object_get(h, "hi")), iv, sizeof(iv)));
 		if (json_is_object(vb))
-			pragma_buf_addf(out, "; vs the best then (attempt %lld): %.2fx [%.2f–%.2f], %s",
+			pragma_buf_addf(out, "; vs the best then (attempt %lld): %.2fx [%s], %s",
 					(long long)json_integer_value(json_object_get(vb, "attempt")),
-					json_number_value(json_object_get(vb, "ratio")), json_number_value(json_object_get(vb, "lo")),
-					json_number_value(json_object_get(vb, "hi")),
+					json_number_value(json_object_get(vb, "ratio")),
+					pragma_interval_str(json_number_value(json_object_get(vb, "lo")),
+							    json_number_value(json_object_get(vb, "hi")), iv, sizeof(iv)),
 					json_string_value(json_object_get(vb, "verdict")));
 		if (json_is_true(json_object_get(h, "became_best")))
 			pragma_buf_adds(out, " → new best");
@@ -1138,8 +1147,9 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		goto out;
 
 	if (!strcmp(json_string_value(json_object_get(fields, "status")), "ok")) {
-		int k = snprintf(line, sizeof(line), "attempt %d/%d: ok, %.4g ms, %.2fx [%.2f–%.2f]", n, R->o->attempts,
-				 ev_time, ev_speedup, ev_lo, ev_hi);
+		char iv[72];
+		int k = snprintf(line, sizeof(line), "attempt %d/%d: ok, %.4g ms, %.2fx [%s]", n, R->o->attempts,
+				 ev_time, ev_speedup, pragma_interval_str(ev_lo, ev_hi, iv, sizeof(iv)));
 		if (json_object_get(fields, "vs_best"))
 			snprintf(line + k, sizeof(line) - (size_t)k, "; vs best (attempt %lld): %.2fx, %s",
 				 (long long)json_integer_value(json_object_get(json_object_get(fields, "vs_best"), "attempt")),

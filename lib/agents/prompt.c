@@ -100,11 +100,14 @@ void agents_code_listing(const char *code, struct pragma_buf *out)
 static void best_heading(const struct agents_best_view *b, const char *which, const char *rounds,
 			 struct pragma_buf *h)
 {
+	char iv[72];
+
 	pragma_buf_addf(h, "%s (the historical best): attempt %d — %.4g ms, %.2fx", which, b->n, b->ms, b->speedup);
 	if (b->same_rounds)
 		pragma_buf_addf(h, " over the baseline in %s", rounds);
 	else
-		pragma_buf_addf(h, " [%.2f–%.2f] over the baseline in its own attempt's session", b->lo, b->hi);
+		pragma_buf_addf(h, " [%s] over the baseline in its own attempt's session",
+				pragma_interval_str(b->lo, b->hi, iv, sizeof(iv)));
 }
 
 void agents_conductor_code_vars(json_t *vars, int n, const char *code, const struct agents_best_view *b)

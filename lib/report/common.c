@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "pragma/bench.h"
+#include "pragma/timing.h"
 #include "report/report_priv.h"
 
 static const struct {
@@ -384,7 +385,7 @@ void common_attempts_table(json_t *run, struct rtable *t, int bars)
 	json_t *atts = report_attempts(run), *a;
 	size_t n = json_array_size(atts), i;
 	struct report_decision *d = calloc(n + 1, sizeof(*d));
-	char xb[32], yb[32];
+	char xb[32], yb[32], iv[72];
 
 	if (!d)
 		abort();
@@ -415,7 +416,7 @@ void common_attempts_table(json_t *run, struct rtable *t, int bars)
 		if (ok && report_num(a, "speedup", &v)) {
 			if (report_num(spr, "lo", &lo) && report_num(spr, "hi", &hi) &&
 			    !strcmp(pragma_bench_spread_kind(spr) ?: "", "95% interval"))
-				rtable_cell(t, "%s [%.2f–%.2f]", report_fmt_x(v, xb, sizeof(xb)), lo, hi);
+				rtable_cell(t, "%s [%s]", report_fmt_x(v, xb, sizeof(xb)), pragma_interval_str(lo, hi, iv, sizeof(iv)));
 			else
 				rtable_cell(t, "%s", report_fmt_x(v, xb, sizeof(xb)));
 		} else {

@@ -14,6 +14,7 @@
 #include "pragma/diagnose.h"
 #include "pragma/profile.h"
 #include "pragma/store.h"
+#include "pragma/timing.h"
 #include "report/report_priv.h"
 
 void report_esc(struct pragma_buf *out, const char *s)
@@ -336,8 +337,9 @@ static int vs_text(json_t *a, char *buf, size_t len)
 
 	if (json_is_object(vb) && report_num(vb, "ratio", &r) && report_num(vb, "lo", &lo) && report_num(vb, "hi", &hi)) {
 		const char *v = report_str(vb, "verdict");
-		snprintf(buf, len, "%.2fx vs #%lld [%.2f–%.2f], %s", r, (long long)json_integer_value(json_object_get(vb, "attempt")),
-			 lo, hi, json_is_true(json_object_get(vb, "same_build")) ? "the same build" : v ? v : "?");
+		char iv[72];
+		snprintf(buf, len, "%.2fx vs #%lld [%s], %s", r, (long long)json_integer_value(json_object_get(vb, "attempt")),
+			 pragma_interval_str(lo, hi, iv, sizeof(iv)), json_is_true(json_object_get(vb, "same_build")) ? "the same build" : v ? v : "?");
 		return 1;
 	}
 	if (report_num(spr, "vs_best", &r) && report_num(spr, "vs_best_lo", &lo) && report_num(spr, "vs_best_hi", &hi)) {
@@ -760,11 +762,12 @@ json_t *report_trace(json_t *run)
 		roof_notes(round, best, a);
 		json_t *vb = json_object_get(a, "vs_best"), *spr = json_object_get(a, "speedup_spread");
 		double r, lo, hi, bms, bx;
-		char t[400];
+		char t[400], iv[72];
 		if (json_is_object(vb) && report_num(vb, "ratio", &r) && report_num(vb, "lo", &lo) && report_num(vb, "hi", &hi)) {
 			int k2 = snprintf(t, sizeof(t), "vs the best (attempt %lld), timed side by side in this attempt's session: "
-							"%.2fx [%.2f–%.2f, 95%% interval], %s: %s",
-					  (long long)json_integer_value(json_object_get(vb, "attempt")), r, lo, hi,
+							"%.2fx [%s, 95%% interval], %s: %s",
+					  (long long)json_integer_value(json_object_get(vb, "attempt")), r,
+					  pragma_interval_str(lo, hi, iv, sizeof(iv)),
 					  dec[i].same_build ? "the same build" : report_str(vb, "verdict") ?: "?",
 					  dec[i].became_best ? "new best" : dec[i].same_build ? "the best stays" : "best kept");
 			if (report_num(vb, "best_ms", &bms) && report_num(vb, "best_speedup", &bx) && k2 > 0 &&

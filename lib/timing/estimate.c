@@ -214,11 +214,32 @@ void pragma_ratio_compute(const struct pragma_side_times *a, const struct pragma
 	free(boot);
 }
 
+/* One bound: two decimals, three where two would read 1.00 of a bound that
+ * is not 1 (an interval that excludes 1 must not read as touching it). */
+static void bound_str(double b, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.2f", b);
+	if (!strcmp(buf, "1.00") && fabs(b - 1) >= 0.0005)
+		snprintf(buf, len, "%.3f", b);
+}
+
+const char *pragma_interval_str(double lo, double hi, char *buf, size_t len)
+{
+	char a[32], b[32];
+
+	bound_str(lo, a, sizeof(a));
+	bound_str(hi, b, sizeof(b));
+	snprintf(buf, len, "%s–%s", a, b);
+	return buf;
+}
+
 const char *pragma_ratio_str(const struct pragma_ratio *r, char *buf, size_t len)
 {
+	char iv[72];
+
 	const char *what = r->cmp == PRAGMA_CMP_FASTER ? "faster" : r->cmp == PRAGMA_CMP_SLOWER ? "slower" :
 			   r->lo >= 1 / (1 + r->margin) && r->hi <= 1 + r->margin ? "the same within the noise" :
 										  "not distinguishable";
-	snprintf(buf, len, "%.2fx [%.2f–%.2f], %s", r->ratio, r->lo, r->hi, what);
+	snprintf(buf, len, "%.2fx [%s], %s", r->ratio, pragma_interval_str(r->lo, r->hi, iv, sizeof(iv)), what);
 	return buf;
 }

@@ -111,6 +111,21 @@ static void test_faster_and_slower(void **state)
 	assert_non_null(strstr(pragma_ratio_str(&r, buf, sizeof(buf)), "the same within the noise"));
 }
 
+/* An interval that excludes 1 never reads as touching it: a bound that two
+ * decimals would show as 1.00 gets a third. */
+static void test_interval_digits(void **state)
+{
+	char buf[72];
+	struct pragma_ratio r = { .ratio = 1.03, .lo = 1.004, .hi = 1.062, .cmp = PRAGMA_CMP_FASTER, .margin = 0.03 };
+
+	(void)state;
+	assert_string_equal(pragma_interval_str(1.004, 1.062, buf, sizeof(buf)), "1.004–1.06");
+	assert_string_equal(pragma_interval_str(0.9962, 1.0, buf, sizeof(buf)), "0.996–1.00");
+	assert_string_equal(pragma_interval_str(0.97, 1.0004, buf, sizeof(buf)), "0.97–1.00");
+	assert_string_equal(pragma_interval_str(1.5, 2.25, buf, sizeof(buf)), "1.50–2.25");
+	assert_string_equal(pragma_ratio_str(&r, buf, sizeof(buf)), "1.03x [1.004–1.06], faster");
+}
+
 static void test_sessions(void **state)
 {
 	/* Two sessions that disagree (placement): the two-level interval is
@@ -542,6 +557,7 @@ int main(void)
 		cmocka_unit_test(test_estimate),
 		cmocka_unit_test(test_same_kernel),
 		cmocka_unit_test(test_faster_and_slower),
+		cmocka_unit_test(test_interval_digits),
 		cmocka_unit_test(test_sessions),
 		cmocka_unit_test(test_few_sessions),
 		cmocka_unit_test(test_start_order),
