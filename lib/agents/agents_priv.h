@@ -9,9 +9,12 @@
 
 void agents_io_table(const struct pragma_task *t, struct pragma_buf *out);
 void agents_machine_text(const struct pragma_machine *m, struct pragma_buf *out);
-void agents_baseline_text(const struct pragma_task *t, const struct pragma_baseline *b, struct pragma_buf *out);
+/* seen_ms: the baseline in the latest timing session (0: none yet), which
+ * every comparison in a request is against; seen_n: how many sessions. */
+void agents_baseline_text(const struct pragma_task *t, const struct pragma_baseline *b, double seen_ms, int seen_n,
+			  struct pragma_buf *out);
 void agents_work_text(const struct pragma_task *t, const struct pragma_machine *m, const struct pragma_baseline *b,
-		      struct pragma_buf *out);
+		      double seen_ms, struct pragma_buf *out);
 
 #endif
 

@@ -78,6 +78,8 @@ struct loop {
 		double ms, speedup;
 	} best_seen;
 	int last_code_n;            /* the attempt that wrote it (0: none) */
+	double seen_base_ms;        /* the baseline in the latest timing session (0: none yet) */
+	int seen_base_n;            /* timing sessions so far */
 	struct pragma_buf instructions, feedback;
 	json_t *extra_metrics;      /* requested by the Conductor */
 	json_t *history;            /* [{"n", "status", "speedup", "lo", "hi", "vs_best", "message", "became_best"}] */
@@ -203,8 +205,8 @@ static json_t *run_vars(struct loop *L, int n)
 	agents_io_table(&R->task, &io);
 	pragma_task_source_text(&R->task, &src);
 	agents_machine_text(&R->machine, &mach);
-	agents_baseline_text(&R->task, &R->baseline, &base);
-	agents_work_text(&R->task, &R->machine, &R->baseline, &work);
+	agents_baseline_text(&R->task, &R->baseline, L->seen_base_ms, L->seen_base_n, &base);
+	agents_work_text(&R->task, &R->machine, &R->baseline, L->seen_base_ms, &work);
 	v = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:i, s:i}",
 		      "task_name", R->task.name, "category", R->task.category, "task_description",
 		      R->task.description ? R->task.description : "", "io_table", io.data, "source_name",
@@ -214,7 +216,8 @@ static json_t *run_vars(struct loop *L, int n)
 		      R->o->attempts);
 	/* The target's own: kernel.h, the compile command, the hardware. */
 	if (v)
-		R->backend->prompt_vars(v, &R->task, &R->machine, R->baseline.stats.median);
+		R->backend->prompt_vars(v, &R->task, &R->machine,
+					L->seen_base_ms > 0 ? L->seen_base_ms : R->baseline.stats.median);
 	if (v) { /* the name the compiler and the profile cite lines by (kernel.c:N) */
 		char fname[64], note[400];
 		snprintf(fname, sizeof(fname), "kernel%s", R->backend->ext);
@@ -500,7 +503,7 @@ static int conduct(struct loop *L, int n, const struct agents_eval *ev, const ch
 			"Baseline: %.3f ms (%s, measured when the run began; each verdict below times it again in its own "
 			"rounds). ",
 			L->R.baseline.stats.median, L->R.baseline.kind);
-	agents_work_text(&L->R.task, &L->R.machine, &L->R.baseline, &summary);
+	agents_work_text(&L->R.task, &L->R.machine, &L->R.baseline, L->seen_base_ms, &summary);
 	json_object_set_new(vars, "task_summary", json_string(summary.data));
 	/* The code numbered, from the very text written to the file the
 	 * compiler saw (the profile's and the compiler's kernel.c:N are these
@@ -1040,6 +1043,10 @@ static int attempt(struct loop *L, int n, struct pragma_err *err)
 		json_object_set_new(fields, "time_ms", json_real(ev.time_ms));
 		json_object_set_new(fields, "time_stats", pragma_stats_json(&ev.time));
 		json_object_set_new(fields, "baseline_ms", json_real(ev.base_ms));
+		if (ev.base_ms > 0) {
+			L->seen_base_ms = ev.base_ms;
+			L->seen_base_n++;
+		}
 		json_object_set_new(fields, "speedup", json_real(ev.speedup));
 		json_object_set_new(fields, "speedup_spread",
 				    json_pack("{s:f, s:f, s:o}", "lo", ev.vs_base.lo, "hi", ev.vs_base.hi, "method",

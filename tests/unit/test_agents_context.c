@@ -106,14 +106,20 @@ static void baseline_text(void **state)
 	b.stats.count = 30;
 	b.config = json_pack("{s:s, s:{s:b, s:I}}", "torch", "1.13.0", "protocol", "cold", 1, "flush_bytes",
 			     (json_int_t)64 << 20);
-	agents_baseline_text(&t, &b, &out);
+	agents_baseline_text(&t, &b, 0, 0, &out);
 	has(&out, "PyTorch 1.13.0 eager on the same cores: median 13.200 ms (min 11.500, stdev 9.8%, 30 calls, cold cache).");
 	has(&out, " Cold cache: before every call (yours and the baseline's alike) pragma writes a 64 MiB buffer, more "
 		  "than the last-level cache, so each call's inputs start in memory");
+	assert_null(strstr(out.data, "timing session"));
+	pragma_buf_reset(&out);
+	/* after a timing session: which figure the speedups are against */
+	agents_baseline_text(&t, &b, 7.9, 3, &out);
+	has(&out, "That was measured when the run began; each attempt's timing session times the baseline again beside "
+		  "the kernel (3 so far, the latest: 7.900 ms), and every speedup is against those rounds.");
 	pragma_buf_reset(&out);
 	/* a warm protocol (or none recorded): no such sentence */
 	json_object_set_new(json_object_get(b.config, "protocol"), "cold", json_false());
-	agents_baseline_text(&t, &b, &out);
+	agents_baseline_text(&t, &b, 0, 0, &out);
 	assert_null(strstr(out.data, "Cold cache:"));
 	pragma_buf_release(&out);
 	json_decref(b.config);
@@ -133,11 +139,17 @@ static void work_text(void **state)
 	t.flops = -1;
 	t.bytes = 73e6;
 	base.stats.median = 4;
-	agents_work_text(&t, &m, &base, &b);
+	agents_work_text(&t, &m, &base, 0, &b);
 	has(&b, "2.000 ms from bandwidth (36.5 GB/s roof, the ntcopy kernel's under the timing protocol)");
-	has(&b, "The baseline runs at 50% of the bandwidth roof (2.000 ms at the roof / its 4.000 ms).");
+	has(&b, "The baseline runs at 50% of the bandwidth roof (2.000 ms at the roof / its 4.000 ms when the run began).");
 	/* A measured roof can be beaten by a kernel's noise: the text says so. */
 	has(&b, "That roof is measured, not proven: a kernel a few percent under its time is at the roof");
+	pragma_buf_reset(&b);
+	/* Once a timing session has timed the baseline again, the share is
+	 * that session's (the comparisons' rounds), and says so. */
+	agents_work_text(&t, &m, &base, 2.5, &b);
+	has(&b, "The baseline runs at 80% of the bandwidth roof (2.000 ms at the roof / its 2.500 ms in the latest timing "
+		"session).");
 	pragma_buf_reset(&b);
 
 	/* A reduction writes almost nothing: the read kernel's roof. */
@@ -145,7 +157,7 @@ static void work_text(void **state)
 	t.outputs = &o1;
 	t.n_outputs = 1;
 	t.bytes = 30.2e6;
-	agents_work_text(&t, &m, &base, &b);
+	agents_work_text(&t, &m, &base, 0, &b);
 	has(&b, "1.000 ms from bandwidth (30.2 GB/s roof, the read kernel's: this task writes almost nothing, so it is "
 		"a read-only stream");
 	pragma_buf_reset(&b);
@@ -155,7 +167,7 @@ static void work_text(void **state)
 	/* No roof under the protocol: the bound says it is the peak. */
 	m.roof_gbs = 0;
 	t.bytes = 85.1e6;
-	agents_work_text(&t, &m, &base, &b);
+	agents_work_text(&t, &m, &base, 0, &b);
 	has(&b, "1.000 ms from bandwidth (85.1 GB/s roof, the microbenchmark peak: no kernel timed like yours reaches it)");
 	assert_null(strstr(b.data, "measured, not proven"));
 	pragma_buf_reset(&b);
@@ -166,7 +178,7 @@ static void work_text(void **state)
 	t.flops = 230e9 * 1.5 * 0.010;   /* 10 ms at 1.5x the peak */
 	t.bytes = 36.5e6;                 /* 1 ms at the roof */
 	base.stats.median = 10;
-	agents_work_text(&t, &m, &base, &b);
+	agents_work_text(&t, &m, &base, 0, &b);
 	has(&b, "the compute roof binds");
 	has(&b, "at 1.50x the FP32 peak, so it does fewer FLOPs than counted");
 	has(&b, "against the bandwidth roof it reaches 10%");
@@ -179,7 +191,7 @@ static void work_text(void **state)
 	t.flops = 8.39e7;
 	t.flops_transcendental = 1.68e7;
 	strcpy(t.flops_method, "aten-dispatch");
-	agents_work_text(&t, &m, &base, &b);
+	agents_work_text(&t, &m, &base, 0, &b);
 	has(&b, "8.39e+07 FLOP (aten-dispatch; 1.68e+07 of them exp/log/tanh-like evaluations, counted as 1 FLOP each "
 		"though each takes 10-20 instructions, so the compute bound understates this task), ");
 	pragma_buf_release(&b);
