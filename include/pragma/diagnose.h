@@ -50,8 +50,10 @@ struct pragma_change {
 	double before, after;
 	int direction;           /* +1 higher, -1 lower */
 	int assessment;          /* +1 better, -1 worse, 0 neither (the registry has no preference, or see algorithm) */
-	int algorithm;           /* a count of the work done that moved with the algorithm (or against the time):
-				  * neither better nor worse, text says so */
+	int algorithm;           /* a count of the work done, neither better nor worse (the text says why):
+				  * 1 moved with the algorithm (one kernel does fewer FLOPs than counted),
+				  * 2 moved against the time (less work yet slower, more yet faster: the
+				  * work is done another way, a tile or an unroll as well as an algorithm) */
 	char text[256];          /* "IPC higher (1.37 -> 1.49)" */
 };
 
@@ -101,8 +103,11 @@ void pragma_profile_compare_text(const struct pragma_profile *best, const struct
 				 struct pragma_buf *out);
 void pragma_profile_compare_text_timed(const struct pragma_profile *best, const struct pragma_profile *cur,
 				       enum pragma_time_verdict t, struct pragma_buf *out);
+/* A change's word in tables and JSON: "changed with the algorithm", "not
+ * judged: moved against the time", "better", "worse", or `neutral`. */
+const char *pragma_change_label(const struct pragma_change *c, const char *neutral);
 /* [{"name", "before", "after", "change": "higher"|"lower", "assessment":
- * "better"|"worse"|"neutral"|"changed with the algorithm", "text"}] */
+ * pragma_change_label's word, "neutral" for neither, "text"}] */
 json_t *pragma_profile_compare_json(const struct pragma_profile *best, const struct pragma_profile *cur);
 
 #endif

@@ -77,6 +77,26 @@ static void judge_rate(struct pragma_change *c, const struct pragma_profile *bes
 	}
 }
 
+/* The compiler's "loop vectorized" remarks count the loops it vectorized,
+ * not how vector the code is: loops written with intrinsics are vector code
+ * already and get no remark (a player read "loops vectorized lower (worse)"
+ * of an intrinsics kernel whose FP instructions were all packed). */
+static void judge_remarks(struct pragma_change *c, const struct pragma_profile *cur)
+{
+	double packed;
+
+	if (strcmp(c->name, "static.loops_vectorized") && strcmp(c->name, "static.loops_not_vectorized"))
+		return;
+	if (pragma_profile_get(cur, "static.fp_packed_pct", &packed) && packed >= 50) {
+		size_t k = strlen(c->text);
+		c->assessment = 0;
+		snprintf(c->text + k, sizeof(c->text) - k,
+			 " (not judged: %.0f%% of the FP instructions are packed, and loops written as vector code "
+			 "get no remark)",
+			 packed);
+	}
+}
+
 /* +1 cur faster, -1 slower, 0 the same or unknown: from the profiles when
  * the caller has no session verdict. The roofline's rates come first: in
  * the loop they use the attempt's session time (one profiled run's time is
@@ -157,9 +177,12 @@ static void judge_work(struct pragma_change *c, int tsign, int algo)
 		snprintf(c->text + k, sizeof(c->text) - k, " (changed with the algorithm: one kernel does fewer FLOPs "
 							   "than the task counts)");
 	} else if (c->assessment && tsign && c->assessment != tsign) {
+		/* A new tile or unroll moves counts as much as an algorithm
+		 * does: players read "changed with the algorithm" of a tile. */
 		c->assessment = 0;
-		c->algorithm = 1;
-		snprintf(c->text + k, sizeof(c->text) - k, " (changed with the algorithm: %s work, and %s)",
+		c->algorithm = 2;
+		snprintf(c->text + k, sizeof(c->text) - k, " (not judged: %s of this work, yet %s: the work is done "
+							   "another way, and the time decides)",
 			 c->direction < 0 ? "less" : "more", tsign > 0 ? "faster" : "slower");
 	}
 }
@@ -201,6 +224,7 @@ int pragma_profile_compare_timed(const struct pragma_profile *best, const struct
 			if (is_work_count(name))
 				judge_work(&(*out)[k], tsign, algo);
 			judge_rate(&(*out)[k], best, cur);
+			judge_remarks(&(*out)[k], cur);
 			k++;
 		}
 	}
@@ -264,6 +288,15 @@ void pragma_profile_compare_text(const struct pragma_profile *best, const struct
 	pragma_profile_compare_text_timed(best, cur, PRAGMA_TIME_UNKNOWN, out);
 }
 
+const char *pragma_change_label(const struct pragma_change *c, const char *neutral)
+{
+	if (c->algorithm == 1)
+		return "changed with the algorithm";
+	if (c->algorithm == 2)
+		return "not judged: moved against the time";
+	return c->assessment > 0 ? "better" : c->assessment < 0 ? "worse" : neutral;
+}
+
 json_t *pragma_profile_compare_json(const struct pragma_profile *best, const struct pragma_profile *cur)
 {
 	struct pragma_change *c;
@@ -275,9 +308,7 @@ json_t *pragma_profile_compare_json(const struct pragma_profile *best, const str
 		json_array_append_new(a, json_pack("{s:s, s:f, s:f, s:s, s:s, s:s}", "name", c[i].name, "before",
 						   c[i].before, "after", c[i].after, "change",
 						   c[i].direction > 0 ? "higher" : "lower", "assessment",
-						   c[i].algorithm ? "changed with the algorithm" :
-						   c[i].assessment > 0 ? "better" : c[i].assessment < 0 ? "worse" : "neutral",
-						   "text", c[i].text));
+						   pragma_change_label(&c[i], "neutral"), "text", c[i].text));
 	free(c);
 	return a;
 }

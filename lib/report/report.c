@@ -589,8 +589,7 @@ json_t *report_profile_rows(json_t *att_a, json_t *att_b, enum pragma_time_verdi
 		metric_text(b, name, tb, sizeof(tb));
 		for (size_t c = 0; c < nch; c++)
 			if (!strcmp(ch[c].name, name))
-				change = ch[c].algorithm ? "changed with the algorithm" :
-					 ch[c].assessment > 0 ? "better" : ch[c].assessment < 0 ? "worse" : "changed";
+				change = pragma_change_label(&ch[c], "changed");
 		/* Left out of the comparison for being each attempt's own
 		 * session's: judged like the time row, by the verdict. */
 		if (!*change && tv != PRAGMA_TIME_UNKNOWN && pragma_metric_session_rate(name) &&
