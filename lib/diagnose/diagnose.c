@@ -86,8 +86,10 @@ static const char *sim_caveat(const struct pragma_profile *p)
 	static _Thread_local char buf[96];
 	double busy;
 
-	/* A kernel that keeps one core busy is one thread: the simulation sees it whole. */
-	if (pragma_profile_get(p, "par.busy_cores", &busy) && busy < 1.2)
+	/* A kernel that keeps one core busy is one thread: the simulation sees
+	 * it whole. Not from a disturbed profiled run, whose idle core says
+	 * nothing about the kernel (par_rules). */
+	if (pragma_profile_get(p, "par.busy_cores", &busy) && busy < 1.2 && !pragma_profile_far_from_timed(p))
 		snprintf(buf, sizeof(buf), " (simulated by callgrind on this build; the kernel runs on one thread)");
 	else if (p->threads > 1)
 		snprintf(buf, sizeof(buf), " (simulated on 1 of %d threads by callgrind on this build: a rough guide)",

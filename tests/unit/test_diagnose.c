@@ -81,6 +81,19 @@ static void memory_bound(void **state)
 	assert_null(find(&d, "far-from-roof"));
 	assert_string_equal(d.f[0].bottleneck, "memory-bound"); /* most confident first */
 	pragma_diagnosis_release(&d);
+	/* One core busy in the profiled run: one thread, the simulation saw
+	 * it whole; unless that run was far slower than the timed one (a
+	 * disturbed run's idle core says nothing about the kernel). */
+	pragma_profile_set(&p, "par.busy_cores", 1.02, "par");
+	pragma_diagnose(&p, &m, &d);
+	has(find(&d, "memory-bound"), "the kernel runs on one thread");
+	pragma_diagnosis_release(&d);
+	pragma_profile_set(&p, "time.median_ms", 25, "timing");
+	p.timed_ms = 10;
+	pragma_diagnose(&p, &m, &d);
+	has(find(&d, "memory-bound"), "simulated on 1 of 2 threads");
+	assert_null(strstr(find(&d, "memory-bound")->evidence, "runs on one thread"));
+	pragma_diagnosis_release(&d);
 	pragma_profile_release(&p);
 
 	/* the same kernel at a third of the bandwidth: headroom, not memory-bound */
