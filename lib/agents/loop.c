@@ -354,13 +354,20 @@ static void verdict_text(struct loop *L, const struct agents_eval *ev, struct pr
 		if (json_array_size(ev->tune_table)) {
 			size_t i;
 			json_t *row;
-			pragma_buf_adds(out, ev->confirmed ?
-						     "\nTunable variants (each verified, then timed side by side in a "
+			/* "profiled" only where the mode profiles: players of
+			 * n-pragma and single looked for a profile that was not
+			 * there. */
+			int profiled = L->mode == PRAGMA_MODE_PRAGMA;
+			if (ev->confirmed)
+				pragma_buf_addf(out, "\nTunable variants (each verified, then timed side by side in a "
 						     "session of their own; the fastest there was timed again with the "
-						     "baseline and the best, above, and profiled: the fastest of several "
-						     "is favored by the noise of the rounds that chose it):" :
-						     "\nTunable variants (each verified; the one correct variant is the one "
-						     "timed above and profiled):");
+						     "baseline and the best, above%s: the fastest of several is favored "
+						     "by the noise of the rounds that chose it):",
+						profiled ? ", and profiled" : "");
+			else
+				pragma_buf_addf(out, "\nTunable variants (each verified; the one correct variant is the "
+						     "one timed above%s):",
+						profiled ? " and profiled" : "");
 			json_array_foreach(ev->tune_table, i, row) {
 				char *d = json_dumps(json_object_get(row, "defines"), JSON_COMPACT);
 				json_t *t = json_object_get(row, "time_ms");

@@ -398,8 +398,12 @@ void pragma_machine_roof_text(const struct pragma_machine *m, struct pragma_buf 
 	if (m->roof_gbs > 0) {
 		pragma_buf_addf(out, "%.1f GB/s reached by a streaming kernel under pragma's timing protocol (best of",
 				m->roof_gbs);
+		/* With what each kernel does: players could not tell whether
+		 * "scale" used streaming stores, which decides what a kernel
+		 * with them can reach. */
 		for (int i = 0; i < m->n_roofs; i++)
-			pragma_buf_addf(out, "%s %s %.1f", i ? "," : "", m->roofs[i].name, m->roofs[i].gbs);
+			pragma_buf_addf(out, "%s %s %.1f%s%s%s", i ? "," : "", m->roofs[i].name, m->roofs[i].gbs,
+					m->roofs[i].what[0] ? " (" : "", m->roofs[i].what, m->roofs[i].what[0] ? ")" : "");
 		pragma_buf_adds(out, "; bytes = inputs read once + outputs written once, write-allocate not counted)");
 	} else if (m->peak_gbs > 0) {
 		pragma_buf_addf(out, "%.1f GB/s, the microbenchmark peak (the protocol roof was not measured%s%s): a "

@@ -48,10 +48,19 @@ PRAGMA_LLM_BUDGET_CALLS=3 expect_exit 0 "budget stop" -- \
 jcheck "stopped, with a reason" "j['status'] == 'stopped' and 'budget' in j['stop_reason']"
 jcheck "what ran before the stop counts: attempt 2 (coder 2 was the 3rd call) is the best" "len(j['attempts']) == 2 and j['best']['attempt'] == 2"
 
-# Tunables: one attempt whose kernel declares REPEAT=1,8,30.
-$PY "$S/make_replies.py" "$W/tuned" k_tuned.c
-REPLIES=$W/tuned expect_exit 0 "tunables" -- \
-	$PRAGMA optimize "$TASK" --set N=65536 --llm "$MODEL" --mode single --attempts 1 --db "$W/p.db" --json
+# Tunables: one attempt whose kernel declares REPEAT=1,8,30 (and a second
+# attempt, whose request shows the variants).
+$PY "$S/make_replies.py" "$W/tuned" k_tuned.c k4_fast.c
+mkdir -p "$W/req"
+REQ_DIR=$W/req REPLIES=$W/tuned expect_exit 0 "tunables" -- \
+	$PRAGMA optimize "$TASK" --set N=65536 --llm "$MODEL" --mode single --attempts 2 --db "$W/p.db" --json
+# single mode profiles nothing: its variant table says nothing of a profile
+# (players of n-pragma and single looked for one).
+if $PY -c "import json,sys; t=json.load(open(sys.argv[1]))['messages'][-1]['content']; sys.exit(0 if 'Tunable variants' in t and 'profiled' not in t else 1)" "$W/req/coder-2.json"; then
+	ok "single mode's variant table does not say 'profiled'"
+else
+	bad "single mode's variant table does not say 'profiled'"
+fi
 RUN=$($PY -c "import json; print(json.load(open('/tmp/e2e.out.$$'))['run'])")
 expect_exit 0 "tuned run in the store" -- $PRAGMA runs show "$RUN" --db "$W/p.db" --json
 jcheck "REPEAT=1 chosen, 3 variants timed" \

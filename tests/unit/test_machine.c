@@ -832,6 +832,12 @@ static void test_roof_choice(void **state)
 	assert_non_null(strstr(b.data, "33.4 GB/s"));
 	assert_non_null(strstr(b.data, "inputs read once + outputs written once"));
 	assert_non_null(strstr(b.data, "write-allocate not counted"));
+	/* each kernel with what it does (players asked whether a roof kernel
+	 * used streaming stores) */
+	snprintf(m.roofs[0].what, sizeof(m.roofs[0].what), "y = x, non-temporal (streaming) stores");
+	pragma_buf_reset(&b);
+	pragma_machine_roof_text(&m, &b);
+	assert_non_null(strstr(b.data, "(best of ntcopy 33.4 (y = x, non-temporal (streaming) stores); bytes ="));
 	pragma_buf_release(&b);
 	/* By traffic shape: a read-only stream (a reduction) gets the read
 	 * kernel's roof, anything writing an eighth of its bytes or more the

@@ -389,6 +389,19 @@ static void sections_keep_line_breaks(void **state)
 		pragma_buf_release(&out);
 		json_decref(v);
 	}
+	/* Without a profile the Conductor is not asked for metrics that show
+	 * the bottleneck (an n-pragma player had none to give). */
+	for (int prof = 0; prof < 2; prof++) {
+		json_t *v = json_pack("{s:b}", "profiled", prof);
+		render("conductor_system.md", v, &out);
+		if (prof)
+			has(&out, "Bottleneck: one or two sentences naming the bottleneck, with the metrics that show it.");
+		else
+			has(&out, "Bottleneck: one or two sentences naming the bottleneck, with the numbers and code that "
+				  "point to it.");
+		pragma_buf_release(&out);
+		json_decref(v);
+	}
 	/* The Coder may overrule instructions that contradict the
 	 * measurements, and says so (players followed a misreading). */
 	{
@@ -405,8 +418,11 @@ static void sections_keep_line_breaks(void **state)
 	for (int k = 0; k < 3; k++) {
 		json_t *v = json_pack("{s:b, s:b}", "last", k == 2, "next_last", k == 1);
 		render("conductor.md", v, &out);
-		if (k == 1)
+		if (k == 1) {
 			has(&out, "The next attempt is the run's last");
+			/* variants are a free hedge (a player asked) */
+			has(&out, "Tunable variants (`// pragma:tune`) cost no attempt");
+		}
 		else
 			lacks(&out, "The next attempt is the run's last");
 		if (k == 2)
