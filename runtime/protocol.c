@@ -604,9 +604,10 @@ int harness_main(int argc, char **argv, const struct harness_ops *o)
 		harness_fail("harness_error", "cannot read request %s: %s", argv[1], jerr.text);
 	/* Nothing inherited by accident reaches the kernel. Under a profiler
 	 * (ncu) the descriptors above stderr are the tool's: its injection,
-	 * preloaded, connected to its front end before main, and closing
-	 * that connection crashed it at its first CUDA call (SIGSEGV at
-	 * 0x28 on an H100). The kernel was verified without the profiler. */
+	 * preloaded, connects to its front end before main. Closing them is
+	 * the likely cause of the SIGSEGV at 0x28 seen under ncu on an H100
+	 * (not yet confirmed on a GPU: docs/gpu.md). The kernel was verified
+	 * without the profiler. */
 	if (!json_is_true(json_object_get(req, "profiler"))) {
 		close_range(3, (unsigned)harness_guard.result_fd - 1, 0);
 		close_range((unsigned)harness_guard.result_fd + 1, ~0U, 0);
